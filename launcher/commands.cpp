@@ -1,0 +1,10 @@
+// The list of subcommands the `whatif` launcher offers, in the order `whatif --help` shows them.
+#include "commands.h"
+
+namespace whatif::cli {
+
+void register_commands(CLI::App& app, Commands& commands) {
+  register_lines(app, commands);
+}
+
+}  // namespace whatif::cli
