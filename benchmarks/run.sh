@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make bench`: known-answer causal-profiling benchmarks (accuracy, overhead, speed) for whatif vs Coz.
+# Usage: benchmarks/run.sh BUILD_DIR [bench.py options, e.g. --quick, --reps 5, --workloads lock,pipeline]
+# Results go to stdout and bench-out/ (results.txt, results.json, profiles/). Never part of `make test`.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+build="${1:?usage: benchmarks/run.sh BUILD_DIR [bench.py options]}"
+shift
+build="$(cd "$repo" && mkdir -p "$build" && cd "$build" && pwd)"
+
+# The workloads come from the main build (target bench_workloads). If the main tree does not
+# configure or build right now, build them on their own so native and Coz figures still come out.
+bindir="$build/benchmarks/causal"
+if ! cmake --build "$build" --target bench_workloads >/dev/null 2>&1; then
+  echo "note: main build of bench_workloads failed; building the workloads standalone" >&2
+  bindir="$build/bench-standalone"
+  cmake -S "$here/causal" -B "$bindir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$bindir" >/dev/null
+fi
+
+if ! command -v coz >/dev/null 2>&1; then
+  echo "note: coz not found (Debian package coz-profiler); only native and whatif figures" >&2
+fi
+
+exec python3 "$here/causal/bench.py" --build "$build" --bindir "$bindir" --out "$repo/bench-out" "$@"
