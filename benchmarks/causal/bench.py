@@ -284,6 +284,43 @@ class Whatif(Profiler):
             return None
 
 
+def report_available(build):
+    exe = os.path.join(build, "launcher", "whatif")
+    try:
+        p = subprocess.run([exe, "report", "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return exe if p.returncode == 0 and "--format" in p.stdout else None
+
+
+def report_prediction(exe, files, fixed, point, s):
+    """The program speedup `whatif report --format json` predicts for line `fixed` (basename:line) at
+    line speedup s, from the given profiles (whatif or Coz); NaN when the report has no such point."""
+    files = [f for f in files if os.path.exists(f) and os.path.getsize(f) > 0]
+    if not exe or not files:
+        return float("nan")
+    try:
+        p = subprocess.run([exe, "report", "--format", "json", "--bootstrap", "0"] + files,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        rep = json.loads(p.stdout) if p.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        rep = None
+    if not isinstance(rep, dict):
+        return float("nan")
+    for line in rep.get("lines", []):
+        name = str(line.get("line", ""))
+        if name != fixed and not name.endswith("/" + fixed):
+            continue
+        for pt in line.get("points", []):
+            if pt.get("name") != point:
+                continue
+            for c in pt.get("curve", []):
+                if c.get("program_speedup") is not None and abs(float(c.get("speedup", -1)) - s) < 0.005:
+                    return float(c["program_speedup"])
+    return float("nan")
+
+
 # ---------------------------------------------------------------------------------------------
 # Phases of the benchmark
 
@@ -320,7 +357,7 @@ def ground_truth(bindir, workloads, speedups, reps):
     return truth, samples
 
 
-def profiled_predictions(prof, workloads, speedups, reps, outdir):
+def profiled_predictions(prof, workloads, speedups, reps, outdir, report_exe=None):
     """Fixed-line, fixed-speedup runs (plus speedup-0 baselines) under one profiler.
     Returns {wl: {(line, s): {"pred", "n0", "ns", "report"}}} and per-run records."""
     runs = []
@@ -369,7 +406,11 @@ def profiled_predictions(prof, workloads, speedups, reps, outdir):
                 exps = [e for f in files[(wl, line, s)] for e in prof.read(f)
                         if abs(e["speedup"] - s) < 0.005]
                 pred, n0, ns = predicted(base, exps, metric)
-                entry = {"pred": pred, "n0": n0, "ns": ns, "files": files[(wl, line, s)],
+                src, lines = line_numbers(wl)
+                fixed = "%s:%d" % (os.path.basename(src), lines[line])
+                point = LATENCY_POINT if metric == "latency" else THROUGHPUT_POINT
+                rep = report_prediction(report_exe, base_files + files[(wl, line, s)], fixed, point, s)
+                entry = {"pred": pred, "report": rep, "n0": n0, "ns": ns, "files": files[(wl, line, s)],
                          "base_files": base_files}
                 preds[wl][(line, s)] = entry
     return preds, runs, failures
@@ -469,24 +510,32 @@ def main():
          % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), a.reps, a.speedups))
     for n in notes:
         emit("NOTE: " + n)
+    emit("load average at start: %s (other work on the machine makes every figure noisier)"
+         % " ".join("%.2f" % x for x in os.getloadavg()))
 
     results = {"config": vars(a), "notes": notes}
     if "accuracy" not in skip:
         truth, raw = ground_truth(bindir, workloads, speedups, a.reps)
         preds, runs, failures = {}, [], []
+        report_exe = report_available(a.build)
+        if not report_exe:
+            emit("NOTE: `whatif report` unavailable: the 'report' columns stay n/a")
         for prof in profilers:
-            p, r, f = profiled_predictions(prof, workloads, speedups, a.reps, a.out)
+            p, r, f = profiled_predictions(prof, workloads, speedups, a.reps, a.out, report_exe)
             preds[prof.name], runs, failures = p, runs + r, failures + f
         for f in failures:
             emit("FAILED: " + f)
         names = [p.name for p in profilers]
         emit("")
         emit("## Accuracy: program speedup (%) from optimising one line by s; error = predicted - actual (pp)")
+        emit("## <profiler>: computed here from the raw experiments (docs/profile-format.md, Coz viewer's sums);")
+        emit("## rep: what `whatif report --format json` makes of the same profiles (phase-corrected)")
         head = "%-9s %-4s %-5s %8s" % ("workload", "line", "s", "actual")
         for n in names:
-            head += " %8s %8s" % (n, "err")
+            head += " %8s %7s %8s %7s" % (n, "err", "rep", "err")
         emit(head)
         errs = {n: [] for n in names}
+        rerrs = {n: [] for n in names}
         table = []
         for wl in workloads:
             for line in WORKLOADS[wl]["lines"]:
@@ -497,16 +546,23 @@ def main():
                     for n in names:
                         pr = preds[n][wl][(line, s)]["pred"]
                         err = pr - act if not (math.isnan(pr) or math.isnan(act)) else float("nan")
+                        rp = preds[n][wl][(line, s)]["report"]
+                        rerr = rp - act if not (math.isnan(rp) or math.isnan(act)) else float("nan")
                         if not math.isnan(err):
                             errs[n].append(abs(err))
-                        row += " %8s %8s" % (fmt_pct(pr), fmt_pct(err, True))
-                        rec[n] = {"pred": pr, "err": err, "n0": preds[n][wl][(line, s)]["n0"],
-                                  "ns": preds[n][wl][(line, s)]["ns"]}
+                        if not math.isnan(rerr):
+                            rerrs[n].append(abs(rerr))
+                        row += " %8s %7s %8s %7s" % (fmt_pct(pr), fmt_pct(err, True), fmt_pct(rp),
+                                                     fmt_pct(rerr, True))
+                        rec[n] = {"pred": pr, "err": err, "report": rp, "report_err": rerr,
+                                  "n0": preds[n][wl][(line, s)]["n0"], "ns": preds[n][wl][(line, s)]["ns"]}
                     emit(row)
                     table.append(rec)
         for n in names:
             mae = statistics.mean(errs[n]) if errs[n] else float("nan")
-            emit("mean absolute error %-7s %5s pp over %d points" % (n, fmt_pct(mae), len(errs[n])))
+            rmae = statistics.mean(rerrs[n]) if rerrs[n] else float("nan")
+            emit("mean absolute error %-7s %5s pp over %d points; via whatif report %5s pp over %d"
+                 % (n, fmt_pct(mae), len(errs[n]), fmt_pct(rmae), len(rerrs[n])))
         if not names:
             emit("(no profiler ran: actual speedups only)")
         results["accuracy"] = table
@@ -557,6 +613,7 @@ def main():
         results["experiments_per_min"] = per
 
     emit("")
+    emit("load average at end: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
     emit("(total bench time %.0f s; profiles and results in %s)" % (time.time() - started, a.out))
     with open(os.path.join(a.out, "results.txt"), "w") as f:
         f.write("\n".join(out_lines) + "\n")
