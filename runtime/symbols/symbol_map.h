@@ -33,11 +33,16 @@ struct AddressRange {
   uintptr_t end = 0;
 };
 
+/// Where a DWARF file was found for an object (see docs/symbols.md for the search order).
+enum class DebugSource { kNone, kEmbedded, kBuildId, kDebugLink };
+std::string_view to_string(DebugSource source);
+
 struct LoadedObject {
   std::string path;
   uintptr_t bias = 0;              ///< load bias: runtime address = file virtual address + bias
   std::string build_id;            ///< hex, empty when the object has none
   std::string debug_file;          ///< where DWARF came from: the object, build-id or debuglink file
+  DebugSource debug_source = DebugSource::kNone;
   bool is_main = false;            ///< the main executable
   bool in_scope = false;           ///< chosen by the binary scope
   bool has_debug_info = false;
@@ -57,6 +62,15 @@ struct Scope {
   bool file_in_scope(std::string_view file) const;
 };
 
+/// Where to look for separate debug files, besides the object's own directory.
+struct DebugSearch {
+  /// Tried before the system directory, in order. Also extended by $WHATIF_DEBUG_DIRS (':'-separated).
+  std::vector<std::string> extra_dirs;
+  std::string system_dir = "/usr/lib/debug";
+  /// extra_dirs, then $WHATIF_DEBUG_DIRS, then system_dir.
+  std::vector<std::string> dirs() const;
+};
+
 /// '%'-wildcard match of a whole string (exposed for tests).
 bool wildcard_match(std::string_view pattern, std::string_view text);
 
@@ -64,6 +78,7 @@ bool wildcard_match(std::string_view pattern, std::string_view text);
 struct DebugSummary {
   std::string object;
   std::string debug_file;
+  DebugSource debug_source = DebugSource::kNone;
   std::size_t compilation_units = 0;
   std::size_t files = 0;
   std::size_t line_rows = 0;
@@ -75,9 +90,11 @@ class SymbolMap {
  public:
   /// The objects loaded in this process (dl_iterate_phdr), with their load biases. Only reads ELF
   /// headers and DWARF unit ranges up front; line tables are parsed on first lookup.
-  static Result<std::unique_ptr<SymbolMap>> for_current_process(Scope scope);
-  /// One ELF file on disk, mapped at bias 0 (file addresses). Used by `whatif lines` and tests.
-  static Result<std::unique_ptr<SymbolMap>> for_file(const std::string& path, Scope scope = {});
+  static Result<std::unique_ptr<SymbolMap>> for_current_process(Scope scope, DebugSearch search = {});
+  /// One ELF file on disk, mapped at bias 0 (file addresses), treated as the main object. Used by
+  /// `whatif lines` and tests. Fails when the file is unreadable, not ELF, or has no debug info.
+  static Result<std::unique_ptr<SymbolMap>> for_file(const std::string& path, Scope scope = {},
+                                                     DebugSearch search = {});
 
   virtual ~SymbolMap() = default;
 

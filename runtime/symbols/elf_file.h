@@ -1,0 +1,40 @@
+// ELF facts the symbol layer needs from a file on disk (build-id, .gnu_debuglink, executable
+// segments, presence of DWARF) and the search for a separate debug file. Profiler thread or tools.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "symbols/symbol_map.h"
+
+namespace whatif::symbols {
+
+struct ElfFacts {
+  std::string build_id;                          ///< hex, empty when absent
+  std::string debuglink;                         ///< .gnu_debuglink file name, empty when absent
+  uint32_t debuglink_crc = 0;
+  bool has_dwarf = false;                        ///< non-empty .debug_info and .debug_line
+  bool is_pie_or_shared = false;                 ///< ET_DYN
+  std::vector<AddressRange> executable_segments; ///< file virtual addresses of PT_LOAD with PF_X
+};
+
+/// Reads an ELF file's headers and notes; fails with a message naming the path.
+Result<ElfFacts> read_elf_facts(const std::string& path);
+
+struct DebugFile {
+  std::string path;
+  DebugSource source = DebugSource::kNone;
+};
+
+/// Finds where the DWARF for `object` lives: the object itself, then build-id files under each
+/// search dir (DIR/.build-id/xx/rest.debug), then .gnu_debuglink (object dir, its .debug/, each
+/// search dir + object dir, each search dir). A debuglink candidate must match the recorded CRC.
+/// Returns source kNone when nothing is found; `notes` gets reasons for rejected candidates.
+DebugFile find_debug_file(const std::string& object, const ElfFacts& facts, const DebugSearch& search,
+                          std::vector<std::string>* notes);
+
+/// Hex of a GNU build-id note found in memory (PT_NOTE of a loaded object); empty when absent.
+std::string build_id_from_notes(const uint8_t* notes, std::size_t size);
+
+}  // namespace whatif::symbols
