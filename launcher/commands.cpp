@@ -5,6 +5,8 @@ namespace whatif::cli {
 
 void register_commands(CLI::App& app, Commands& commands) {
   register_lines(app, commands);
+  register_report(app, commands);
+  register_view(app, commands);
 }
 
 }  // namespace whatif::cli

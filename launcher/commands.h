@@ -13,5 +13,7 @@ struct Commands {
 
 void register_commands(CLI::App& app, Commands& commands);
 void register_lines(CLI::App& app, Commands& commands);
+void register_report(CLI::App& app, Commands& commands);
+void register_view(CLI::App& app, Commands& commands);
 
 }  // namespace whatif::cli

@@ -1,0 +1,125 @@
+// Causal-profile analysis: per line and progress point, the program speedup predicted at each
+// measured line speedup, impact (average over the curve), slope, bootstrap 95% CIs, contention,
+// baselines, combined runs and phase correction (Coz paper, eq. 8). Mirrored by viewer/src/analysis.js;
+// both are checked against the same golden vectors (tests/fixtures/profiles/golden/).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/profile.h"
+
+namespace whatif::analysis {
+
+struct Options {
+  int bootstrap = 500;             ///< bootstrap replicates (0: no CIs)
+  std::uint32_t seed = 1;          ///< combined with a hash of line and point name
+  bool phase_correction = true;    ///< apply eq. 8 where the profile carries its inputs
+  std::optional<std::string> point;  ///< rank by this progress point (default: best of all)
+};
+
+/// A value with its bootstrap 95% interval. `valid` is false when it cannot be computed.
+struct Estimate {
+  bool valid = false;
+  double value = 0;
+  bool has_ci = false;
+  double ci_low = 0;
+  double ci_high = 0;
+};
+
+struct CurvePoint {
+  double speedup = 0;          ///< line speedup x
+  double program_speedup = 0;  ///< predicted program speedup at x (phase-corrected if applied)
+  bool has_ci = false;
+  double ci_low = 0;
+  double ci_high = 0;
+  int n_experiments = 0;
+};
+
+enum class Baseline { line, run, none };
+const char* baseline_name(Baseline baseline);
+
+struct PointResult {
+  std::string name;
+  PointKind kind = PointKind::throughput;
+  Baseline baseline = Baseline::none;
+  std::vector<CurvePoint> curve;
+  Estimate impact;  ///< mean predicted program speedup over [0, max measured x], trapezoid rule
+  Estimate slope;   ///< least-squares slope of the curve (with (0,0) when no own baseline)
+  double intercept = 0;
+  double max = 0;
+  double min = 0;
+  int n_experiments = 0;
+  int n_speedups = 0;
+  bool contention = false;  ///< falling curve: slope <= kContentionSlope and its upper 95% bound < 0
+};
+
+struct PhaseCorrection {
+  bool applied = false;
+  double factor = 1;   ///< t_A / T estimate, at most 1
+  std::string reason;  ///< why it was not applied
+};
+
+struct LineResult {
+  std::string line;
+  int n_experiments = 0;
+  int n_speedups = 0;
+  PhaseCorrection phase;
+  std::vector<PointResult> points;
+  std::optional<double> rank_impact;  ///< the impact used for ranking
+  bool contention = false;
+};
+
+struct PointSummary {
+  std::string name;
+  PointKind kind = PointKind::throughput;
+  int experiments = 0;       ///< experiments that report this point
+  double visits = 0;         ///< total deltas (throughput) or arrivals (latency)
+  double mean_visits = 0;    ///< per experiment
+  int baseline_experiments = 0;
+};
+
+struct Report {
+  Options options;
+  int n_experiments = 0;
+  int phase_corrected_lines = 0;
+  std::vector<PointSummary> points;
+  std::vector<LineResult> lines;  ///< ranked: highest impact first, then by name
+  std::vector<std::string> warnings;
+};
+
+/// Contention needs a slope at or below this (besides an upper 95% bound below zero): a practically
+/// relevant slowdown, not just a statistically detectable one.
+inline constexpr double kContentionSlope = -0.05;
+
+/// Too few visits per experiment for a progress point to give a usable rate.
+inline constexpr double kMinVisitsPerExperiment = 5;
+
+/// Analyses the experiments of all `profiles` together (equal line, speedup and point add up).
+Report analyse(const std::vector<Profile>& profiles, const Options& options);
+
+/// Mulberry32: the bootstrap's generator; 32-bit arithmetic so JavaScript reproduces it exactly.
+class Mulberry32 {
+ public:
+  explicit Mulberry32(std::uint32_t seed) : state_(seed) {}
+  std::uint32_t next() {
+    state_ += 0x6D2B79F5u;
+    std::uint32_t t = state_;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return t ^ (t >> 14);
+  }
+  /// Uniform index in [0, n) for n < 2^21: floor(next() * n / 2^32).
+  std::uint32_t index(std::uint32_t n) {
+    return static_cast<std::uint32_t>((static_cast<std::uint64_t>(next()) * n) >> 32);
+  }
+
+ private:
+  std::uint32_t state_;
+};
+
+/// FNV-1a over the bytes of `text`.
+std::uint32_t fnv1a(const std::string& text);
+
+}  // namespace whatif::analysis

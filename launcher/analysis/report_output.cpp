@@ -1,0 +1,254 @@
+// Text, JSON and CSV renderings of a Report. The JSON shape is a contract (docs/report.md): add
+// fields freely, never rename or remove one without bumping "whatif_report".
+#include "analysis/report_output.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace whatif::analysis {
+namespace {
+
+using nlohmann::json;
+
+json number_or_null(bool valid, double value) { return valid && std::isfinite(value) ? json(value) : json(nullptr); }
+
+json estimate_json(const Estimate& estimate) {
+  return {{"value", number_or_null(estimate.valid, estimate.value)},
+          {"ci_low", number_or_null(estimate.valid && estimate.has_ci, estimate.ci_low)},
+          {"ci_high", number_or_null(estimate.valid && estimate.has_ci, estimate.ci_high)}};
+}
+
+bool shown(const PointResult& point, const OutputOptions& output) {
+  return !output.point || *output.point == point.name;
+}
+
+std::string percent(double value) { return fmt::format("{:+.1f}%", value * 100); }
+
+/// Display width of UTF-8 text (code points; good enough for file names).
+size_t width(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string pad(const std::string& text, size_t columns, bool right) {
+  size_t w = width(text);
+  if (w >= columns) return text;
+  std::string fill(columns - w, ' ');
+  return right ? fill + text : text + fill;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string format_duration(double ns) {
+  if (ns < 0) return "unknown";
+  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  return fmt::format("{:.1f} ms", ns / 1e6);
+}
+
+}  // namespace
+
+json report_json(const Report& report, const std::vector<Profile>& profiles, const OutputOptions& output) {
+  json root;
+  root["whatif_report"] = 1;
+  json profile_list = json::array();
+  for (const Profile& profile : profiles) {
+    profile_list.push_back({{"path", profile.path},
+                            {"format", format_name(profile.format)},
+                            {"command", profile.command},
+                            {"experiments", profile.experiments.size()},
+                            {"runtime_ns", number_or_null(profile.runtime_ns >= 0, profile.runtime_ns)},
+                            {"sampler", profile.sampler},
+                            {"notes", profile.notes},
+                            {"warnings", profile.warnings}});
+  }
+  root["profiles"] = profile_list;
+  root["options"] = {{"bootstrap", report.options.bootstrap},
+                     {"seed", report.options.seed},
+                     {"phase_correction", report.options.phase_correction},
+                     {"point", output.point ? json(*output.point) : json(nullptr)},
+                     {"top", output.top > 0 ? json(output.top) : json(nullptr)}};
+  root["experiments"] = report.n_experiments;
+  root["phase_corrected_lines"] = report.phase_corrected_lines;
+  json points = json::array();
+  for (const PointSummary& point : report.points) {
+    points.push_back({{"name", point.name},
+                      {"kind", kind_name(point.kind)},
+                      {"experiments", point.experiments},
+                      {"visits", point.visits},
+                      {"mean_visits_per_experiment", point.mean_visits},
+                      {"baseline_experiments", point.baseline_experiments}});
+  }
+  root["points"] = points;
+  root["warnings"] = report.warnings;
+  json lines = json::array();
+  int rank = 0;
+  for (const LineResult& line : report.lines) {
+    if (output.point && std::none_of(line.points.begin(), line.points.end(),
+                                     [&](const PointResult& p) { return shown(p, output); }))
+      continue;
+    if (output.top > 0 && rank >= output.top) break;
+    json line_json = {{"rank", ++rank},
+                      {"line", line.line},
+                      {"experiments", line.n_experiments},
+                      {"speedups", line.n_speedups},
+                      {"impact", line.rank_impact ? json(*line.rank_impact) : json(nullptr)},
+                      {"contention", line.contention},
+                      {"phase_correction",
+                       {{"applied", line.phase.applied},
+                        {"factor", line.phase.factor},
+                        {"reason", line.phase.applied ? json(nullptr) : json(line.phase.reason)}}}};
+    json point_list = json::array();
+    for (const PointResult& point : line.points) {
+      if (!shown(point, output)) continue;
+      json curve = json::array();
+      for (const CurvePoint& c : point.curve)
+        curve.push_back({{"speedup", c.speedup},
+                         {"program_speedup", c.program_speedup},
+                         {"ci_low", number_or_null(c.has_ci, c.ci_low)},
+                         {"ci_high", number_or_null(c.has_ci, c.ci_high)},
+                         {"n_experiments", c.n_experiments}});
+      bool has_curve = !point.curve.empty();
+      point_list.push_back({{"name", point.name},
+                            {"kind", kind_name(point.kind)},
+                            {"baseline", baseline_name(point.baseline)},
+                            {"experiments", point.n_experiments},
+                            {"speedups", point.n_speedups},
+                            {"impact", estimate_json(point.impact)},
+                            {"slope", estimate_json(point.slope)},
+                            {"intercept", number_or_null(point.slope.valid, point.intercept)},
+                            {"max", number_or_null(has_curve, point.max)},
+                            {"min", number_or_null(has_curve, point.min)},
+                            {"contention", point.contention},
+                            {"curve", curve}});
+    }
+    line_json["points"] = point_list;
+    lines.push_back(line_json);
+  }
+  root["lines"] = lines;
+  return root;
+}
+
+std::string render_json(const Report& report, const std::vector<Profile>& profiles, const OutputOptions& output) {
+  return report_json(report, profiles, output).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string render_csv(const Report& report, const OutputOptions& output) {
+  std::string out =
+      "rank,line,point,kind,impact,impact_ci_low,impact_ci_high,slope,slope_ci_low,slope_ci_high,max,min,"
+      "experiments,speedups,baseline,contention,phase_factor\n";
+  auto num = [](bool valid, double value) {
+    return valid && std::isfinite(value) ? fmt::format("{:.6g}", value) : std::string();
+  };
+  int rank = 0;
+  for (const LineResult& line : report.lines) {
+    bool any = false;
+    for (const PointResult& point : line.points) any |= shown(point, output);
+    if (!any) continue;
+    if (output.top > 0 && rank >= output.top) break;
+    ++rank;
+    for (const PointResult& point : line.points) {
+      if (!shown(point, output)) continue;
+      bool curve = !point.curve.empty();
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank, csv_field(line.line),
+                         csv_field(point.name), kind_name(point.kind), num(point.impact.valid, point.impact.value),
+                         num(point.impact.has_ci, point.impact.ci_low), num(point.impact.has_ci, point.impact.ci_high),
+                         num(point.slope.valid, point.slope.value), num(point.slope.has_ci, point.slope.ci_low),
+                         num(point.slope.has_ci, point.slope.ci_high), num(curve, point.max), num(curve, point.min),
+                         point.n_experiments, point.n_speedups, baseline_name(point.baseline),
+                         point.contention ? "yes" : "no", num(true, line.phase.factor));
+    }
+  }
+  return out;
+}
+
+std::string render_text(const Report& report, const std::vector<Profile>& profiles, const OutputOptions& output) {
+  std::string out;
+  for (const Profile& profile : profiles) {
+    std::string command;
+    for (const std::string& argument : profile.command) command += (command.empty() ? "" : " ") + argument;
+    out += fmt::format("profile  {} ({}, {} experiments, runtime {}){}\n", profile.path, format_name(profile.format),
+                       profile.experiments.size(), format_duration(profile.runtime_ns),
+                       command.empty() ? "" : "\n         command: " + command);
+    for (const std::string& note : profile.notes) out += fmt::format("         note: {}\n", note);
+    for (const std::string& warning : profile.warnings) out += fmt::format("         warning: {}\n", warning);
+  }
+  out += fmt::format("{} experiments, {} lines, {} progress point(s)", report.n_experiments, report.lines.size(),
+                     report.points.size());
+  for (const PointSummary& point : report.points)
+    out += fmt::format("{} {} ({}, {:.0f} per experiment)", &point == &report.points.front() ? ":" : ";",
+                       point.name, kind_name(point.kind), point.mean_visits);
+  out += "\n";
+  if (report.phase_corrected_lines > 0)
+    out += fmt::format("phase correction (Coz eq. 8) applied to {} of {} lines; column 'phase' shows the factor\n",
+                       report.phase_corrected_lines, report.lines.size());
+  else
+    out += "phase correction: not applied (the profiles lack per-line sample totals or run time)\n";
+  out += "impact = mean predicted program speedup over the measured line speedups; 95% CIs by bootstrap\n\n";
+
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"});
+  int rank = 0;
+  bool several_points = report.points.size() > 1;
+  for (const LineResult& line : report.lines) {
+    bool any = false;
+    for (const PointResult& point : line.points) any |= shown(point, output);
+    if (!any) continue;
+    if (output.top > 0 && rank >= output.top) break;
+    ++rank;
+    bool first = true;
+    for (const PointResult& point : line.points) {
+      if (!shown(point, output)) continue;
+      std::string impact = point.impact.valid ? percent(point.impact.value) : "-";
+      std::string ci = point.impact.has_ci ? fmt::format("[{}, {}]", percent(point.impact.ci_low),
+                                                         percent(point.impact.ci_high))
+                                           : "";
+      std::string slope = point.slope.valid ? fmt::format("{:+.2f}", point.slope.value) : "-";
+      std::string max = point.curve.empty() ? "-" : percent(point.max);
+      std::vector<std::string> notes;
+      if (point.contention) notes.push_back("CONTENTION");
+      if (point.baseline == Baseline::run) notes.push_back("run baseline");
+      if (point.baseline == Baseline::none) notes.push_back("no baseline");
+      if (point.kind == PointKind::latency) notes.push_back("latency");
+      if (point.n_speedups < 3) notes.push_back("few speedups");
+      std::string note_text;
+      for (const std::string& n : notes) note_text += (note_text.empty() ? "" : ", ") + n;
+      rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name, impact, ci, slope, max,
+                      std::to_string(point.n_experiments), std::to_string(point.n_speedups),
+                      line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-", note_text});
+      first = false;
+    }
+  }
+  if (rows.size() == 1) {
+    out += "no lines to report\n";
+  } else {
+    std::vector<size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows)
+      for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
+    const bool right[] = {true, false, false, true, false, true, true, true, true, true, false};
+    for (const auto& row : rows) {
+      std::string text;
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (i == 2 && !several_points) continue;
+        text += pad(row[i], i + 1 == row.size() ? 0 : widths[i], right[i]);
+        if (i + 1 != row.size()) text += "  ";
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += text + "\n";
+    }
+  }
+  if (!report.warnings.empty()) {
+    out += "\n";
+    for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
+  }
+  return out;
+}
+
+}  // namespace whatif::analysis

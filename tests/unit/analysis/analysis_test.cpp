@@ -1,0 +1,299 @@
+// Tests of launcher/analysis: the three profile readers and their error messages, and golden vectors
+// (tests/fixtures/profiles/golden/*.expected.json) that viewer/test/analysis.test.mjs checks as well.
+// WHATIF_UPDATE_GOLDEN=1 rewrites the recorded (not hand-derived) golden files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/analysis.h"
+#include "analysis/report_output.h"
+#include "whatif/profile_format.h"
+
+namespace whatif::analysis {
+namespace {
+
+using nlohmann::json;
+const std::string kFixtures = WHATIF_FIXTURES;
+
+Profile load(const std::string& name) {
+  auto profile = read_profile(kFixtures + "/" + name);
+  EXPECT_TRUE(profile.ok()) << (profile.ok() ? "" : profile.error());
+  return profile.ok() ? *profile : Profile{};
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+Options options_from(const json& golden) {
+  Options options;
+  options.bootstrap = golden["options"]["bootstrap"].get<int>();
+  options.seed = golden["options"]["seed"].get<std::uint32_t>();
+  options.phase_correction = golden["options"]["phase_correction"].get<bool>();
+  return options;
+}
+
+/// The golden-vector view of a report: lines by name, points by name (shared with the JS tests).
+json golden_of(const Report& report) {
+  json lines = json::object();
+  auto estimate = [](const Estimate& e) {
+    return json{{"value", e.valid ? json(e.value) : json(nullptr)},
+                {"ci_low", e.has_ci ? json(e.ci_low) : json(nullptr)},
+                {"ci_high", e.has_ci ? json(e.ci_high) : json(nullptr)}};
+  };
+  for (const LineResult& line : report.lines) {
+    json points = json::object();
+    for (const PointResult& point : line.points) {
+      json curve = json::array();
+      for (const CurvePoint& c : point.curve)
+        curve.push_back({{"speedup", c.speedup},
+                         {"program_speedup", c.program_speedup},
+                         {"ci_low", c.has_ci ? json(c.ci_low) : json(nullptr)},
+                         {"ci_high", c.has_ci ? json(c.ci_high) : json(nullptr)},
+                         {"n_experiments", c.n_experiments}});
+      points[point.name] = {{"kind", kind_name(point.kind)}, {"baseline", baseline_name(point.baseline)},
+                            {"impact", estimate(point.impact)}, {"slope", estimate(point.slope)},
+                            {"contention", point.contention}, {"curve", curve}};
+    }
+    lines[line.line] = {{"experiments", line.n_experiments},
+                        {"speedups", line.n_speedups},
+                        {"phase_correction", {{"applied", line.phase.applied}, {"factor", line.phase.factor}}},
+                        {"points", points}};
+  }
+  return lines;
+}
+
+/// Every field of `expected` must be in `actual`; numbers agree within `tolerance` (absolute).
+void expect_matches(const json& expected, const json& actual, double tolerance, const std::string& where) {
+  if (expected.is_object()) {
+    ASSERT_TRUE(actual.is_object()) << where;
+    for (auto& [key, value] : expected.items()) {
+      ASSERT_TRUE(actual.contains(key)) << where << "." << key << " missing";
+      expect_matches(value, actual[key], tolerance, where + "." + key);
+    }
+    return;
+  }
+  if (expected.is_array()) {
+    ASSERT_TRUE(actual.is_array()) << where;
+    ASSERT_EQ(expected.size(), actual.size()) << where;
+    for (size_t i = 0; i < expected.size(); ++i)
+      expect_matches(expected[i], actual[i], tolerance, where + "[" + std::to_string(i) + "]");
+    return;
+  }
+  if (expected.is_number()) {
+    ASSERT_TRUE(actual.is_number()) << where << ": expected " << expected << ", got " << actual;
+    EXPECT_NEAR(expected.get<double>(), actual.get<double>(), tolerance) << where;
+    return;
+  }
+  EXPECT_EQ(expected, actual) << where;
+}
+
+/// Checks the analysis of the golden file's fixtures, or of `fixtures` when given (same expectations).
+void check_golden(const std::string& golden_name, std::vector<std::string> fixtures = {}) {
+  std::string path = kFixtures + "/golden/" + golden_name;
+  json golden = read_json(path);
+  if (fixtures.empty())
+    for (const json& name : golden["fixtures"]) fixtures.push_back(name.get<std::string>());
+  std::vector<Profile> profiles;
+  for (const std::string& name : fixtures) profiles.push_back(load(name));
+  Report report = analyse(profiles, options_from(golden));
+  json actual = golden_of(report);
+  const char* update = std::getenv("WHATIF_UPDATE_GOLDEN");
+  if (update && *update == '1' && golden.value("recorded", false) && fixtures == golden["fixtures"]) {
+    golden["lines"] = actual;
+    std::ofstream(path) << golden.dump(2) << "\n";
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  expect_matches(golden["lines"], actual, golden["tolerance"].get<double>(), golden_name);
+}
+
+// ---- readers -----------------------------------------------------------------------------------
+
+TEST(ProfileReader, ReadsWhatifProfile) {
+  Profile profile = load("basic.jsonl");
+  EXPECT_EQ(profile.format, ProfileFormat::whatif);
+  EXPECT_EQ(profile.experiments.size(), 400u);
+  EXPECT_EQ(profile.command.front(), "./app");
+  EXPECT_EQ(profile.sampler, "perf_event");
+  EXPECT_FALSE(profile.sources.empty());
+  ASSERT_EQ(profile.warnings.size(), 1u);
+  EXPECT_GT(profile.runtime_ns, 0);
+  EXPECT_FALSE(profile.sample_counts.empty());
+  const Experiment& first = profile.experiments.front();
+  EXPECT_FALSE(first.points.empty());
+  EXPECT_GT(first.effective_duration_ns, 0);
+  EXPECT_GT(first.line_samples_total, 0);
+}
+
+TEST(ProfileReader, CozTextAndJsonLinesAgree) {
+  Profile text = load("coz-basic.coz");
+  Profile jsonl = load("coz-basic.coz.jsonl");
+  EXPECT_EQ(text.format, ProfileFormat::coz_text);
+  EXPECT_EQ(jsonl.format, ProfileFormat::coz_json);
+  ASSERT_EQ(text.experiments.size(), 180u);
+  ASSERT_EQ(jsonl.experiments.size(), text.experiments.size());
+  for (size_t i = 0; i < text.experiments.size(); ++i) {
+    EXPECT_EQ(text.experiments[i].selected, jsonl.experiments[i].selected);
+    EXPECT_DOUBLE_EQ(text.experiments[i].speedup, jsonl.experiments[i].speedup);
+    EXPECT_DOUBLE_EQ(text.experiments[i].effective_duration_ns, jsonl.experiments[i].effective_duration_ns);
+    ASSERT_EQ(text.experiments[i].points.size(), 2u);
+    EXPECT_EQ(text.experiments[i].points[1].kind, PointKind::latency);
+  }
+  EXPECT_EQ(text.sample_counts, jsonl.sample_counts);
+  EXPECT_GT(text.runtime_ns, 0);
+}
+
+TEST(ProfileReader, RejectsUnknownVersionNamingBoth) {
+  auto profile = read_profile(kFixtures + "/unknown-version.jsonl");
+  ASSERT_FALSE(profile.ok());
+  EXPECT_NE(profile.error().find("version 99"), std::string::npos) << profile.error();
+  EXPECT_NE(profile.error().find("version " + std::to_string(format::kProfileVersion)), std::string::npos)
+      << profile.error();
+}
+
+TEST(ProfileReader, RejectsEmptyAndInvalid) {
+  auto empty = read_profile(kFixtures + "/empty.jsonl");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().find("empty profile"), std::string::npos) << empty.error();
+  auto invalid = read_profile(kFixtures + "/invalid.jsonl");
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_NE(invalid.error().find("not a profile"), std::string::npos) << invalid.error();
+  auto missing = read_profile(kFixtures + "/no-such-file.jsonl");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().find("cannot open"), std::string::npos);
+}
+
+TEST(ProfileReader, IgnoresTruncatedLastLine) {
+  Profile profile = load("truncated.jsonl");
+  EXPECT_EQ(profile.experiments.size(), 50u);
+  ASSERT_EQ(profile.notes.size(), 1u);
+  EXPECT_NE(profile.notes[0].find("incomplete last line"), std::string::npos);
+}
+
+TEST(ProfileReader, InvalidLineInTheMiddleIsAnError) {
+  auto profile = parse_profile(
+      "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n{oops\n{\"type\":\"runtime\"}\n", "mem");
+  ASSERT_FALSE(profile.ok());
+  EXPECT_NE(profile.error().find("mem:2"), std::string::npos) << profile.error();
+}
+
+// ---- golden vectors ------------------------------------------------------------------------------
+
+TEST(ReportGolden, ExactProfileHandDerived) { check_golden("exact.expected.json"); }
+TEST(ReportGolden, BasicProfile) { check_golden("basic.expected.json"); }
+TEST(ReportGolden, CozProfile) { check_golden("coz-basic.expected.json"); }
+TEST(ReportGolden, LatencyProfile) { check_golden("latency.expected.json"); }
+TEST(ReportGolden, PhasedProfile) { check_golden("phased.expected.json"); }
+TEST(ReportGolden, CombinedRunsEqualTheWholeRun) {
+  check_golden("basic.expected.json", {"split-a.jsonl", "split-b.jsonl"});
+}
+
+// ---- analysis properties ---------------------------------------------------------------------------
+
+const LineResult& line_named(const Report& report, const std::string& name) {
+  for (const LineResult& line : report.lines)
+    if (line.line == name) return line;
+  throw std::runtime_error("no line " + name);
+}
+
+TEST(Report, RanksAndFlagsContention) {
+  Report report = analyse({load("basic.jsonl")}, Options{});
+  ASSERT_FALSE(report.lines.empty());
+  EXPECT_EQ(report.lines.front().line, "/home/dev/app/src/worker.cpp:42");
+  const LineResult& queue = line_named(report, "/home/dev/app/src/queue.cpp:17");
+  EXPECT_TRUE(queue.contention);
+  EXPECT_LT(queue.points[0].slope.value, 0);
+  EXPECT_FALSE(report.lines.front().contention);
+  for (const LineResult& line : report.lines) EXPECT_TRUE(line.phase.applied) << line.line;
+}
+
+TEST(Report, FallsBackToTheRunBaselineAndWarns) {
+  Report report = analyse({load("basic.jsonl")}, Options{});
+  const LineResult& parse = line_named(report, "/home/dev/app/src/parse.cpp:7");
+  EXPECT_EQ(parse.points[0].baseline, Baseline::run);
+  EXPECT_GT(parse.points[0].impact.value, 0.05);
+  EXPECT_NEAR(line_named(report, "/home/dev/app/src/hash.h:120").phase.factor, 0.5, 0.1);
+  bool warned = false;
+  for (const std::string& warning : report.warnings) warned |= warning.find("parse.cpp:7") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Report, ShorterLatencyIsAPositiveSpeedup) {
+  Report report = analyse({load("latency.jsonl")}, Options{});
+  const LineResult& hot = line_named(report, "/srv/server.cpp:210");
+  ASSERT_EQ(hot.points.size(), 1u);
+  EXPECT_EQ(hot.points[0].kind, PointKind::latency);
+  EXPECT_GT(hot.points[0].impact.value, 0.1);
+  EXPECT_GT(hot.points[0].slope.ci_low, 0);
+  EXPECT_EQ(report.lines.front().line, "/srv/server.cpp:210");
+  EXPECT_TRUE(hot.phase.applied);  // no samples record: s and T come from the last experiment's totals
+}
+
+TEST(Report, PhaseCorrectionScalesByActiveShare) {
+  Profile profile = load("phased.jsonl");
+  Options off;
+  off.phase_correction = false;
+  Report raw = analyse({profile}, off);
+  Report corrected = analyse({profile}, Options{});
+  const LineResult& phase_raw = line_named(raw, "src/phase.cpp:5");
+  const LineResult& phase = line_named(corrected, "src/phase.cpp:5");
+  EXPECT_FALSE(phase_raw.phase.applied);
+  ASSERT_TRUE(phase.phase.applied);
+  EXPECT_NEAR(phase.phase.factor, 0.01, 1e-12);
+  EXPECT_NEAR(phase.points[0].impact.value, phase_raw.points[0].impact.value * 0.01, 1e-12);
+  EXPECT_NEAR(line_named(corrected, "src/steady.cpp:9").phase.factor, 1.0, 1e-12);
+  EXPECT_EQ(corrected.lines.front().line, "src/steady.cpp:9");  // the phased line no longer ranks first
+  EXPECT_EQ(raw.lines.front().line, "src/phase.cpp:5");
+}
+
+TEST(Report, BootstrapIsDeterministicPerSeed) {
+  Profile profile = load("basic.jsonl");
+  Report a = analyse({profile}, Options{});
+  Report b = analyse({profile}, Options{});
+  Options other;
+  other.seed = 99;
+  Report c = analyse({profile}, other);
+  const PointResult& pa = a.lines.front().points[0];
+  EXPECT_EQ(pa.impact.ci_low, b.lines.front().points[0].impact.ci_low);
+  EXPECT_NE(pa.impact.ci_low, c.lines.front().points[0].impact.ci_low);
+  EXPECT_LT(pa.impact.ci_low, pa.impact.value);
+  EXPECT_GT(pa.impact.ci_high, pa.impact.value);
+}
+
+TEST(Report, WarnsAboutRarelyVisitedPoints) {
+  std::string text = "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n";
+  for (int i = 0; i < 6; ++i)
+    text += "{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":" + std::string(i % 2 ? "0.5" : "0") +
+            ",\"effective_duration_ns\":1000000,\"points\":[{\"name\":\"rare\",\"kind\":\"throughput\",\"delta\":2}]}\n";
+  auto profile = parse_profile(text, "rare");
+  ASSERT_TRUE(profile.ok());
+  Report report = analyse({*profile}, Options{});
+  bool warned = false;
+  for (const std::string& warning : report.warnings) warned |= warning.find("'rare'") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(ReportOutput, TextJsonCsv) {
+  std::vector<Profile> profiles{load("basic.jsonl")};
+  Report report = analyse(profiles, Options{});
+  std::string text = render_text(report, profiles, OutputOptions{});
+  OutputOptions output;
+  output.top = 3;
+  EXPECT_NE(text.find("impact"), std::string::npos);
+  EXPECT_NE(text.find("worker.cpp:42"), std::string::npos);
+  EXPECT_NE(text.find("CONTENTION"), std::string::npos);
+  json parsed = json::parse(render_json(report, profiles, output));
+  EXPECT_EQ(parsed["whatif_report"], 1);
+  ASSERT_EQ(parsed["lines"].size(), 3u);
+  EXPECT_EQ(parsed["lines"][0]["rank"], 1);
+  EXPECT_TRUE(parsed["lines"][0]["points"][0]["curve"][0].contains("n_experiments"));
+  std::string csv = render_csv(report, output);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+}
+
+}  // namespace
+}  // namespace whatif::analysis
