@@ -1,0 +1,44 @@
+// Runtime options, read once from the environment the launcher sets (WHATIF_*). Parsed at start-up
+// on the initialising thread; read-only afterwards.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace whatif::core {
+
+struct LineSpec {
+  std::string file;
+  uint32_t line = 0;
+  std::string text() const { return file + ":" + std::to_string(line); }
+};
+
+/// Parses "FILE:LINE"; nullopt when malformed.
+std::optional<LineSpec> parse_line_spec(const std::string& text);
+
+struct Config {
+  std::string output = "profile.jsonl";
+  bool coz_format = false;
+  std::vector<std::string> binary_scope;   // empty: the symbol layer's default (MAIN)
+  std::vector<std::string> source_scope;   // empty: default (%)
+  std::vector<LineSpec> breakpoint_points;  // -p FILE:LINE
+  std::vector<LineSpec> sampled_points;     // --sampled-point FILE:LINE
+  bool end_to_end = false;
+  std::optional<LineSpec> fixed_line;
+  std::optional<int> fixed_speedup_percent;
+  uint64_t sampling_period_ns = 1000000;
+  uint64_t experiment_length_ns = 100000000;   // minimum; grows until enough visits
+  uint64_t seed = 0;
+  bool seed_given = false;
+  bool force_timer_sampler = false;  // WHATIF_SAMPLER=timer (tests cover both backends)
+  bool follow_children = false;
+  std::vector<std::string> command;
+  std::vector<std::string> errors;  // malformed options, reported once the writer is open
+
+  static Config from_environment();
+  /// The options as a JSON object for the profile header.
+  std::string options_json() const;
+};
+
+}  // namespace whatif::core

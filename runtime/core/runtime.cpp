@@ -1,0 +1,327 @@
+// The runtime facade behind the shims: start-up, thread registration, blocking hooks, signals and
+// the process lifecycle. Runs on application threads; the signal handler at the bottom runs in
+// signal context and is signal-safe.
+#include "core/runtime.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "base/log.h"
+#include "core/config.h"
+#include "core/threads.h"
+#include "delays/delays.h"
+#include "experiment/profiler.h"
+#include "interpose/guard.h"
+#include "interpose/real.h"
+#include "os/os.h"
+#include "os/perf_event.h"
+#include "profile/profile_writer.h"
+
+namespace whatif::core {
+namespace {
+
+enum Lifecycle : int { kNotStarted, kStarting, kRunning, kFinished, kForkedChild };
+
+struct RuntimeState {
+  Config config;
+  delays::GlobalDelays delays;
+  ThreadRegistry threads;
+  profile::ProfileWriter writer;
+  sampling::SamplerKind sampler_kind = sampling::SamplerKind::kPerfEvent;
+  uint64_t start_ns = 0;
+  pthread_key_t thread_key{};
+  std::unique_ptr<experiment::Profiler> profiler;
+};
+
+std::atomic<int> g_lifecycle{kNotStarted};
+RuntimeState* g_state = nullptr;  // set once during start-up, never freed (threads may outlive exit)
+std::atomic<pid_t> g_starting_tid{0};
+
+bool running() { return g_lifecycle.load(std::memory_order_acquire) == kRunning; }
+
+WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) {
+  int saved_errno = errno;
+  ThreadState* thread = current_thread();
+  RuntimeState* state = g_state;
+  if (thread != nullptr && state != nullptr && thread->sampler && thread->sampler->on_signal(info, ucontext)) {
+    delays::catch_up(state->delays, thread->delays);
+  }
+  errno = saved_errno;
+}
+
+void retire_thread(void* raw) {
+  auto* thread = static_cast<ThreadState*>(raw);
+  if (thread == nullptr || current_thread() != thread) return;
+  interpose::ReentryGuard guard;
+  delays::catch_up(g_state->delays, thread->delays);  // table 1: a joiner may wake
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, os::sample_signal());
+  real::pthread_sigmask(SIG_BLOCK, &mask, nullptr);  // no handler may touch the state from here on
+  set_current_thread(nullptr);
+  if (thread->sampler) thread->sampler->stop();
+  thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
+}
+
+/// Registers the calling thread and starts sampling it. Any thread, normal context.
+ThreadState* register_current_thread(const delays::LocalDelays* parent) {
+  auto* thread = new ThreadState;
+  thread->tid = os::gettid();
+  if (parent != nullptr) delays::inherit(thread->delays, *parent);
+  thread->sampler = sampling::make_sampler(g_state->sampler_kind);
+  int result = thread->sampler->start(thread->tid, g_state->config.sampling_period_ns, os::sample_signal());
+  if (result != 0) {
+    static log::WarnOnce warn_once;
+    warn_once("cannot sample thread {}: {}; its time is not profiled", thread->tid, std::strerror(-result));
+    thread->sampler.reset();
+  }
+  set_current_thread(thread);
+  pthread_setspecific(g_state->thread_key, thread);
+  g_state->threads.add(thread);
+  return thread;
+}
+
+void scrub_preload_from_environment() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload == nullptr) return;
+  std::string kept;
+  std::string entries = preload;
+  std::size_t start = 0;
+  while (start <= entries.size()) {
+    std::size_t end = entries.find_first_of(": ", start);
+    if (end == std::string::npos) end = entries.size();
+    std::string entry = entries.substr(start, end - start);
+    if (!entry.empty() && entry.find("libwhatif") == std::string::npos) {
+      if (!kept.empty()) kept += ':';
+      kept += entry;
+    }
+    start = end + 1;
+  }
+  if (kept.empty()) unsetenv("LD_PRELOAD");
+  else setenv("LD_PRELOAD", kept.c_str(), 1);
+}
+
+sampling::SamplerKind choose_sampler(const Config& config, std::string& warning) {
+  if (config.force_timer_sampler) {
+    warning = "using the timer sampler (WHATIF_SAMPLER=timer)";
+    return sampling::SamplerKind::kTimer;
+  }
+  int result = os::probe_perf_events();
+  if (result == 0) return sampling::SamplerKind::kPerfEvent;
+  warning = fmt::format("perf_event_open denied ({}, perf_event_paranoid={}): run as root or lower "
+                        "/proc/sys/kernel/perf_event_paranoid; falling back to timer sampling",
+                        std::strerror(-result), os::perf_event_paranoid());
+  return sampling::SamplerKind::kTimer;
+}
+
+void start() {
+  real::resolve();
+  g_state = new RuntimeState;
+  RuntimeState& state = *g_state;
+  state.config = Config::from_environment();
+  state.start_ns = os::monotonic_ns();
+  if (const char* level = std::getenv("WHATIF_LOG")) {
+    std::string text = level;
+    log::set_level(text == "debug" ? log::Level::kDebug : text == "warning" ? log::Level::kWarning : log::Level::kInfo);
+  }
+  if (!state.config.follow_children) scrub_preload_from_environment();
+  os::raise_fd_limit();
+
+  std::string sampler_warning;
+  state.sampler_kind = choose_sampler(state.config, sampler_warning);
+  if (auto opened = state.writer.open(state.config.output, state.config.coz_format ? profile::Format::kCoz : profile::Format::kWhatif);
+      !opened) {
+    log::warning("{}", opened.error());
+  }
+  profile::Header header;
+  header.command = state.config.command;
+  if (header.command.empty()) {
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n > 0) header.command.emplace_back(path, static_cast<std::size_t>(n));
+  }
+  header.start_realtime_ns = os::realtime_ns();
+  header.pid = getpid();
+  header.sampling_period_ns = state.config.sampling_period_ns;
+  header.sampler = state.sampler_kind == sampling::SamplerKind::kPerfEvent ? "perf_event" : "timer";
+  header.options_json = state.config.options_json();
+  header.binary_scope = state.config.binary_scope;
+  header.source_scope = state.config.source_scope;
+  state.writer.header(header);
+  if (!sampler_warning.empty()) {
+    log::warning("{}", sampler_warning);
+    state.writer.warning(sampler_warning);
+  }
+  for (const std::string& error : state.config.errors) {
+    log::warning("{}", error);
+    state.writer.warning(error);
+  }
+
+  struct sigaction action {};
+  action.sa_sigaction = &on_runtime_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  real::sigaction(os::sample_signal(), &action, nullptr);
+  pthread_key_create(&state.thread_key, &retire_thread);
+
+  experiment::ProfilerContext context;
+  context.config = &state.config;
+  context.delays = &state.delays;
+  context.threads = &state.threads;
+  context.writer = &state.writer;
+  context.start_ns = state.start_ns;
+  context.sampler_name = header.sampler;
+  state.profiler = std::make_unique<experiment::Profiler>(context);
+
+  register_current_thread(nullptr);
+  if (int result = state.profiler->start(); result != 0) {
+    log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
+  }
+  std::atexit([] { before_exit(-1); });
+}
+
+/// Stops the profiler and writes the final records, once. Any application thread.
+void finish(int exit_status) {
+  int expected = kRunning;
+  if (!g_lifecycle.compare_exchange_strong(expected, kFinished, std::memory_order_acq_rel)) return;
+  interpose::ReentryGuard guard;
+  g_state->profiler->stop_and_finish(exit_status);
+}
+
+}  // namespace
+
+void ensure_started() {
+  int lifecycle = g_lifecycle.load(std::memory_order_acquire);
+  if (lifecycle != kNotStarted && lifecycle != kStarting) return;
+  int expected = kNotStarted;
+  if (g_lifecycle.compare_exchange_strong(expected, kStarting, std::memory_order_acq_rel)) {
+    g_starting_tid.store(os::gettid(), std::memory_order_relaxed);
+    {
+      interpose::ReentryGuard guard;
+      start();
+    }
+    g_lifecycle.store(kRunning, std::memory_order_release);  // pairs with running()'s acquire
+    return;
+  }
+  if (g_starting_tid.load(std::memory_order_relaxed) == os::gettid()) return;  // re-entered
+  while (g_lifecycle.load(std::memory_order_acquire) == kStarting) sched_yield();
+}
+
+bool active() { return running(); }
+
+namespace {
+struct StartArguments {
+  void* (*routine)(void*);
+  void* argument;
+  uint64_t parent_local_ns;
+};
+
+void* thread_trampoline(void* raw) {
+  StartArguments arguments = *static_cast<StartArguments*>(raw);
+  delete static_cast<StartArguments*>(raw);
+  if (running()) {
+    interpose::ReentryGuard guard;
+    delays::LocalDelays parent;
+    parent.local_ns.store(arguments.parent_local_ns, std::memory_order_relaxed);
+    register_current_thread(&parent);
+  }
+  return arguments.routine(arguments.argument);  // retire_thread runs as the key's destructor
+}
+}  // namespace
+
+int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
+  ensure_started();
+  if (!running()) return real::pthread_create(thread, attr, routine, arg);
+  ThreadState* parent = current_thread();
+  auto* arguments = new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0};
+  int result = real::pthread_create(thread, attr, &thread_trampoline, arguments);
+  if (result != 0) delete arguments;
+  return result;
+}
+
+void thread_exiting() {
+  if (ThreadState* thread = current_thread()) delays::catch_up(g_state->delays, thread->delays);
+}
+
+void before_waking() {
+  if (ThreadState* thread = current_thread()) delays::catch_up(g_state->delays, thread->delays);
+}
+
+void before_blocking() {
+  if (ThreadState* thread = current_thread()) delays::before_blocking(g_state->delays, thread->delays);
+}
+
+void after_blocking(bool woken_by_thread) {
+  if (ThreadState* thread = current_thread()) delays::after_blocking(g_state->delays, thread->delays, woken_by_thread);
+}
+
+void after_blocking_io(int fd, uint64_t blocked_ns) {
+  ThreadState* thread = current_thread();
+  if (thread == nullptr) return;
+  constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
+  bool woken_by_thread = false;
+  if (blocked_ns >= kBlockedNs) {
+    struct stat info {};
+    if (fstat(fd, &info) == 0) {
+      if (S_ISFIFO(info.st_mode)) {
+        woken_by_thread = true;  // a pipe: most likely fed by another thread of this process
+      } else if (S_ISSOCK(info.st_mode)) {
+        sockaddr_storage address{};
+        socklen_t length = sizeof(address);
+        woken_by_thread = getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX;
+      }
+    }
+  }
+  delays::after_blocking(g_state->delays, thread->delays, woken_by_thread);
+}
+
+bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
+
+void unblock_runtime_signal(sigset_t* mask) {
+  if (mask != nullptr) sigdelset(mask, os::sample_signal());
+}
+
+void before_exit(int status) {
+  if (running()) {
+    before_waking();
+    finish(status);
+  }
+}
+
+void before_fast_exit(int status) { finish(status); }
+
+void before_exec() { finish(-1); }
+
+void after_fork_in_child() {
+  int lifecycle = g_lifecycle.load(std::memory_order_acquire);
+  if (lifecycle != kRunning) return;
+  g_lifecycle.store(kForkedChild, std::memory_order_release);
+  // Only this thread survives the fork: the registry's lock may be held by a vanished thread, and
+  // the perf descriptors watch the parent's threads. Close them without locking or freeing.
+  g_state->threads.reset_after_fork();
+  g_state->threads.for_each([](ThreadState* thread) {
+    thread->sampler.reset();  // closes our copies; disabling would stop the parent's event
+    for (int& fd : thread->breakpoint_fds) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  });
+  set_current_thread(nullptr);
+  g_state->writer.abandon();
+}
+
+void after_dlopen() {
+  if (running()) g_state->profiler->request_refresh();
+}
+
+progress::CozCounter* get_counter(int type, const char* name) { return progress::counters().get(type, name); }
+
+}  // namespace whatif::core

@@ -1,0 +1,49 @@
+// The runtime facade: everything the interposed shims call. Each function is safe to call before
+// start-up finishes (it then does nothing or initialises first). Runs on application threads.
+#pragma once
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdint>
+
+#include "base/signal_safe.h"
+#include "progress/progress_points.h"
+
+namespace whatif::core {
+
+/// Starts the runtime once (config, signal handler, main-thread sampling, profiler thread).
+void ensure_started();
+/// True while this process is profiled (false in a forked child, after exec prep, or at exit).
+bool active();
+
+/// pthread_create through the runtime: the child registers itself, inherits its parent's delay
+/// clock and starts sampling before running `routine`.
+int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);
+/// The calling thread is exiting (pthread_exit or return from its start routine).
+void thread_exiting();
+
+/// Paper table 1: before a call that may wake another thread, execute owed delays.
+void before_waking();
+/// Paper table 2: around a call that may block. `woken_by_thread` says whether another thread
+/// ended the wait (credit the delays) or a timeout / I/O did (execute them).
+void before_blocking();
+void after_blocking(bool woken_by_thread);
+/// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
+/// count as woken by a thread.
+void after_blocking_io(int fd, uint64_t blocked_ns);
+
+/// Signals: the runtime's own signal cannot be blocked, ignored or taken by the program.
+bool is_runtime_signal(int signal);
+/// Removes the runtime's signal from a mask the program passes to sigprocmask & co.
+void unblock_runtime_signal(sigset_t* mask);
+
+/// Process lifecycle.
+void before_exit(int status);      ///< exit(): finishes the profile
+void before_fast_exit(int status);  ///< _exit()/_Exit(): finishes the profile without atexit work
+void before_exec();                 ///< the image is replaced: finishes the profile
+void after_fork_in_child();         ///< the child runs unprofiled (documented)
+void after_dlopen();                ///< refresh the line map on the profiler thread
+
+progress::CozCounter* get_counter(int type, const char* name);
+
+}  // namespace whatif::core

@@ -1,0 +1,48 @@
+// Thread registry (any thread adds; the profiler thread snapshots and reaps) and the thread-local
+// pointer read by signal handlers.
+#include "core/threads.h"
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace whatif::core {
+namespace {
+// initial-exec: no lazy TLS allocation when the signal handler first touches it.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_current = nullptr;
+}  // namespace
+
+WHATIF_SIGNAL_SAFE ThreadState* current_thread() { return t_current; }
+void set_current_thread(ThreadState* state) { t_current = state; }
+
+void ThreadRegistry::lock() {
+  while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();
+}
+void ThreadRegistry::unlock() { lock_.clear(std::memory_order_release); }
+
+void ThreadRegistry::add(ThreadState* state) {
+  lock();
+  threads_.push_back(state);
+  unlock();
+}
+
+void ThreadRegistry::snapshot(std::vector<ThreadState*>& out) {
+  out.clear();
+  lock();
+  out.insert(out.end(), threads_.begin(), threads_.end());
+  unlock();
+}
+
+void ThreadRegistry::take_retired(std::vector<ThreadState*>& out) {
+  out.clear();
+  lock();
+  // Acquire pairs with the retiring thread's release store: its last samples are in the ring.
+  auto retired = std::stable_partition(threads_.begin(), threads_.end(), [](ThreadState* state) {
+    return !state->retired.load(std::memory_order_acquire);
+  });
+  out.insert(out.end(), retired, threads_.end());
+  threads_.erase(retired, threads_.end());
+  unlock();
+}
+
+}  // namespace whatif::core

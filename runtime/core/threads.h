@@ -1,0 +1,58 @@
+// Per-thread runtime state and the registry of live threads. A thread registers itself when it
+// starts (or at start-up for the main thread) and retires when it exits; the profiler thread
+// drains, then frees retired threads. The current thread's state is reachable from its signal handler.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/signal_safe.h"
+#include "delays/delays.h"
+#include "sampling/sampler.h"
+
+namespace whatif::core {
+
+struct ThreadState {
+  static constexpr int kMaxBreakpoints = 4;  // x86 has four debug registers
+
+  pid_t tid = 0;
+  delays::LocalDelays delays;
+  std::unique_ptr<sampling::ThreadSampler> sampler;
+  std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after
+  int breakpoint_fds[kMaxBreakpoints] = {-1, -1, -1, -1};  ///< profiler thread only
+  bool breakpoints_opened = false;                          ///< profiler thread only
+};
+
+/// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).
+WHATIF_SIGNAL_SAFE ThreadState* current_thread();
+void set_current_thread(ThreadState* state);
+
+class ThreadRegistry {
+ public:
+  /// Adds a live thread (any thread). Lock-free readers never see a half-built entry.
+  void add(ThreadState* state);
+  /// Profiler thread: a snapshot of registered threads (live and retired but not yet freed).
+  void snapshot(std::vector<ThreadState*>& out);
+  /// Profiler thread: removes and returns retired threads for final draining and freeing.
+  void take_retired(std::vector<ThreadState*>& out);
+  /// All threads (fork child: to close inherited descriptors).
+  /// Fork child only: the lock may have been held by a thread that no longer exists.
+  void reset_after_fork() { lock_.clear(std::memory_order_relaxed); }
+  template <typename F>
+  void for_each(F&& visit) {
+    lock();
+    for (ThreadState* state : threads_) visit(state);
+    unlock();
+  }
+
+ private:
+  void lock();
+  void unlock();
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;  // spin lock: pthread mutexes are interposed
+  std::vector<ThreadState*> threads_;
+};
+
+}  // namespace whatif::core

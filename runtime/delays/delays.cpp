@@ -1,0 +1,13 @@
+// Profiler-thread half of delay accounting: crediting samples in the selected line.
+#include "delays/delays.h"
+
+namespace whatif::delays {
+
+void credit_selected_sample(GlobalDelays& global, LocalDelays& local) {
+  uint64_t size = global.delay_size_ns.load(std::memory_order_acquire);
+  if (size == 0) return;
+  uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
+  global.raise_to(mine);
+}
+
+}  // namespace whatif::delays

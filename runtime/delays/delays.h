@@ -1,0 +1,64 @@
+// Virtual-speedup delay accounting (Coz paper §3.4): one global delay clock and a local one per
+// thread. Samples in the selected line advance a thread's local clock (the profiler thread does
+// that); every thread pauses until its local clock reaches the global one. catch_up runs on the
+// owning thread, in its signal handler or in interposed calls.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "base/signal_safe.h"
+
+namespace whatif::delays {
+
+/// Experiment phases as the delay logic sees them.
+enum class Phase : int {
+  kIdle,      ///< no experiment: threads forgive outstanding delays
+  kRunning,   ///< delays accrue and are executed
+  kDraining,  ///< no new delays; threads still execute what they owe
+};
+
+/// Process-wide delay state.
+struct GlobalDelays {
+  std::atomic<uint64_t> global_ns{0};   ///< total delay every thread must have executed
+  std::atomic<uint64_t> delay_size_ns{0};  ///< delay per selected-line sample (speedup × period)
+  std::atomic<int> phase{static_cast<int>(Phase::kIdle)};
+  /// global_ns when the current experiment started: debts from before it are forgiven.
+  std::atomic<uint64_t> epoch_start_ns{0};
+  /// Raises global_ns to at least `value` (never lowers it).
+  WHATIF_SIGNAL_SAFE void raise_to(uint64_t value);
+};
+
+/// One thread's delay state. local_ns is shared with the profiler thread; the rest belongs to the
+/// owning thread.
+struct LocalDelays {
+  std::atomic<uint64_t> local_ns{0};     ///< delay this thread has executed or been credited
+  uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
+  uint64_t global_before_block_ns = 0;   ///< global clock when the thread last blocked
+  std::atomic<bool> busy{false};         ///< set while catch_up runs (handler re-entry guard)
+  std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
+};
+
+/// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
+/// phase it forgives outstanding delays instead. Safe in a signal handler.
+WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
+
+/// Owning thread, before a call that may block or wake another thread (paper tables 1 and 2):
+/// executes owed delays so a thread it wakes is fully credited.
+WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local);
+
+/// Owning thread, after a blocking call returns. If another thread woke it (`woken_by_thread`),
+/// the delays that accrued while it was blocked are credited (the waker executed them); otherwise
+/// (I/O, sleep, timeout) they are executed now.
+WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread);
+
+/// Profiler thread: a sample of this thread fell in the selected line, so its own time already
+/// counts as one delay (minimal-delay optimisation, §3.4.3); others must catch up.
+void credit_selected_sample(GlobalDelays& global, LocalDelays& local);
+
+/// A new thread inherits its parent's local clock: delays the parent executed delayed the child's
+/// creation too.
+inline void inherit(LocalDelays& child, const LocalDelays& parent) {
+  child.local_ns.store(parent.local_ns.load(std::memory_order_acquire), std::memory_order_release);
+}
+
+}  // namespace whatif::delays

@@ -1,0 +1,60 @@
+// Delay execution: runs on the owning thread, in its signal handler or interposed calls.
+// Signal-safe only: atomics and the raw nanosleep syscall.
+#include "delays/delays.h"
+#include "os/os.h"
+
+namespace whatif::delays {
+
+WHATIF_SIGNAL_SAFE void GlobalDelays::raise_to(uint64_t value) {
+  uint64_t current = global_ns.load(std::memory_order_relaxed);
+  // acq_rel: publishes the raise to threads reading global_ns with acquire in catch_up.
+  while (current < value &&
+         !global_ns.compare_exchange_weak(current, value, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  }
+}
+
+WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
+  if (local.busy.exchange(true, std::memory_order_acquire)) return;  // re-entered from the handler
+  auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
+  uint64_t target = global.global_ns.load(std::memory_order_acquire);  // pairs with raise_to
+  uint64_t mine = local.local_ns.load(std::memory_order_acquire);
+  uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
+  if (mine < epoch) {  // debt from before this experiment (or between experiments): forgiven
+    local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
+    mine = epoch;
+    local.excess_ns = 0;
+  }
+  if (mine < target) {
+    uint64_t owed = target - mine;
+    if (phase == Phase::kIdle) {
+      local.excess_ns = 0;
+    } else if (owed <= local.excess_ns) {
+      local.excess_ns -= owed;
+    } else {
+      uint64_t request = owed - local.excess_ns;
+      uint64_t slept = os::sleep_ns(request);
+      local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
+      local.excess_ns = slept > request ? slept - request : 0;
+    }
+    // fetch_add, not store: the profiler may credit this thread concurrently.
+    local.local_ns.fetch_add(owed, std::memory_order_acq_rel);
+  }
+  local.busy.store(false, std::memory_order_release);
+}
+
+WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local) {
+  catch_up(global, local);
+  local.global_before_block_ns = global.global_ns.load(std::memory_order_acquire);
+}
+
+WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
+  if (woken_by_thread) {
+    uint64_t now = global.global_ns.load(std::memory_order_acquire);
+    if (now > local.global_before_block_ns) {
+      local.local_ns.fetch_add(now - local.global_before_block_ns, std::memory_order_acq_rel);
+    }
+  }
+  catch_up(global, local);
+}
+
+}  // namespace whatif::delays

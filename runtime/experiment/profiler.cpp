@@ -1,0 +1,449 @@
+// The profiler thread's loop: sample draining and attribution, the experiment state machine, and
+// profile writing. Runs only on the profiler thread (all signals blocked, re-entry guard set).
+#include "experiment/profiler.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.h"
+#include "interpose/guard.h"
+#include "interpose/real.h"
+#include "os/os.h"
+#include "progress/progress_points.h"
+
+namespace whatif::experiment {
+namespace {
+
+constexpr uint64_t kTickNs = 1000000;            // profiler wake-up period
+constexpr uint64_t kCoolOffNs = 10000000;        // pause between experiments
+constexpr uint64_t kDrainNs = 10000000;          // threads execute owed delays before the end
+constexpr uint64_t kMaxExperimentNs = 10000000000ull;
+constexpr uint64_t kTargetVisits = 10;           // minimum progress visits per experiment
+constexpr double kBaselineProbability = 0.5;     // speedup 0 (paper §3.2)
+constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
+
+bool path_matches(std::string_view file, const std::string& spec) {
+  if (file == spec) return true;
+  return file.size() > spec.size() && file.substr(file.size() - spec.size()) == spec &&
+         file[file.size() - spec.size() - 1] == '/';
+}
+
+bool line_matches(const symbols::SourceLine& line, const core::LineSpec& spec) {
+  return line.line == spec.line && path_matches(line.file, spec.file);
+}
+
+}  // namespace
+
+Profiler::Profiler(ProfilerContext context) : context_(std::move(context)) {
+  const core::Config& config = *context_.config;
+  random_.seed(config.seed_given ? config.seed : std::random_device{}());
+  experiment_length_ns_ = config.experiment_length_ns;
+  sampled_counts_.assign(config.sampled_points.size(), 0);
+  breakpoint_retired_counts_.assign(config.breakpoint_points.size(), 0);
+}
+
+Profiler::~Profiler() = default;
+
+int Profiler::start() {
+  sigset_t all, previous;
+  sigfillset(&all);
+  real::pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits the full mask
+  int result = real::pthread_create(&thread_, nullptr, &Profiler::thread_main, this);
+  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_started_ = result == 0;
+  return result;
+}
+
+void Profiler::stop_and_finish(int exit_status) {
+  if (!thread_started_) return;
+  stop_requested_.store(true, std::memory_order_release);  // pairs with run()'s acquire
+  real::pthread_join(thread_, nullptr);
+  thread_started_ = false;
+  context_.writer->runtime(os::monotonic_ns() - context_.start_ns, experiments_done_, exit_status);
+}
+
+void* Profiler::thread_main(void* self) {
+  interpose::mark_runtime_thread();
+  static_cast<Profiler*>(self)->run();
+  return nullptr;
+}
+
+void Profiler::run() {
+  setup_symbols();
+  state_until_ns_ = os::monotonic_ns() + kCoolOffNs;
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    tick(os::monotonic_ns());
+    os::sleep_ns(kTickNs);
+  }
+  uint64_t now = os::monotonic_ns();
+  tick(now);  // the last samples
+  if (context_.config->end_to_end && state_ == State::kRunning) finish_experiment(now);
+  write_samples(now);
+  if (!saw_progress_point_ && experiments_done_ > 0) {
+    context_.writer->warning(
+        "no progress point was reached during any experiment: add COZ_PROGRESS to your code, or use "
+        "--end-to-end or -p FILE:LINE");
+  }
+}
+
+void Profiler::setup_symbols() {
+  const core::Config& config = *context_.config;
+  symbols::Scope scope;
+  if (!config.binary_scope.empty()) scope.binary_patterns = config.binary_scope;
+  if (!config.source_scope.empty()) scope.source_patterns = config.source_scope;
+  auto map = symbols::SymbolMap::for_current_process(scope);
+  if (!map) {
+    log::warning("{}", map.error());
+    context_.writer->warning(map.error());
+    return;
+  }
+  symbols_ = std::move(*map);
+  bool any_in_scope = false;
+  for (const symbols::LoadedObject& object : symbols_->objects()) {
+    context_.writer->object({object.path, object.build_id, object.bias, object.in_scope, object.debug_file});
+    any_in_scope = any_in_scope || (object.in_scope && object.has_debug_info);
+  }
+  if (!any_in_scope) {
+    std::string message = "no in-scope object has debug info, so no line can be profiled: rebuild with -g, or widen "
+                          "the binary scope with -b";
+    log::warning("{}", message);
+    context_.writer->warning(message);
+  }
+  breakpoint_addresses_.assign(config.breakpoint_points.size(), 0);
+  for (std::size_t i = 0; i < config.breakpoint_points.size(); ++i) {
+    const core::LineSpec& spec = config.breakpoint_points[i];
+    auto ranges = symbols_->ranges_for(spec.file, spec.line);
+    if (ranges.empty()) {
+      std::string message = "progress point " + spec.text() +
+                            " matches no code: check the file and line with `whatif lines PROGRAM " + spec.text() + "`";
+      log::warning("{}", message);
+      context_.writer->warning(message);
+      continue;
+    }
+    uint64_t first = ranges.front().begin;
+    for (const auto& range : ranges) first = std::min<uint64_t>(first, range.begin);
+    breakpoint_addresses_[i] = first;
+  }
+  if (config.fixed_line && symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line).empty()) {
+    std::string message = "--fixed-line " + config.fixed_line->text() +
+                          " matches no code: check it with `whatif lines PROGRAM " + config.fixed_line->text() + "`";
+    log::warning("{}", message);
+    context_.writer->warning(message);
+  }
+  write_warnings();
+}
+
+void Profiler::write_warnings() {
+  if (!symbols_) return;
+  for (const std::string& message : symbols_->take_warnings()) {
+    log::warning("{}", message);
+    context_.writer->warning(message);
+  }
+}
+
+void Profiler::tick(uint64_t now) {
+  if (refresh_requested_.exchange(false, std::memory_order_acq_rel) && symbols_) {
+    std::size_t known = symbols_->objects().size();
+    if (symbols_->refresh()) {
+      address_cache_.clear();  // addresses in new objects were cached as unknown
+      const auto& objects = symbols_->objects();
+      for (std::size_t i = known; i < objects.size(); ++i) {
+        context_.writer->object({objects[i].path, objects[i].build_id, objects[i].bias, objects[i].in_scope, objects[i].debug_file});
+      }
+      write_warnings();
+    }
+  }
+  context_.threads->snapshot(snapshot_);
+  for (core::ThreadState* thread : snapshot_) {
+    if (!thread->breakpoints_opened && !breakpoint_addresses_.empty()) open_breakpoints(thread);
+    drain_thread(thread);
+  }
+  reap_retired();
+  integrate_in_flight(now);
+
+  switch (state_) {
+    case State::kCoolOff:
+      if (now >= state_until_ns_) {
+        state_ = State::kWaitingForLine;
+        candidate_ = -1;
+      }
+      break;
+    case State::kWaitingForLine:
+      if (context_.config->fixed_line) start_experiment(now, -1);
+      else if (candidate_ >= 0) start_experiment(now, candidate_);
+      break;
+    case State::kRunning:
+      if (!context_.config->end_to_end && now - experiment_start_ns_ >= experiment_length_ns_) begin_draining(now);
+      break;
+    case State::kDraining:
+      if (now >= state_until_ns_) finish_experiment(now);
+      break;
+    case State::kDone:
+      break;
+  }
+  if (now - last_samples_write_ns_ >= kSamplesWriteIntervalNs) {
+    if (last_samples_write_ns_ != 0) write_samples(now);
+    last_samples_write_ns_ = now;
+  }
+}
+
+void Profiler::drain_thread(core::ThreadState* thread) {
+  if (!thread->sampler) return;
+  struct Context {
+    Profiler* self;
+    core::ThreadState* thread;
+  } context{this, thread};
+  thread->sampler->drain(
+      [](void* raw, const os::RawSample& sample) {
+        auto* c = static_cast<Context*>(raw);
+        c->self->handle_sample(c->thread, sample);
+      },
+      &context);
+}
+
+void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sample) {
+  int32_t id = -1;
+  if (sample.callchain_length == 0) {
+    id = attribute(sample.ip, false);
+  } else {
+    // callchain[0] is the sampled IP; the rest are return addresses (look up the call itself).
+    for (uint32_t i = 0; i < sample.callchain_length && id < 0; ++i) id = attribute(sample.callchain[i], i > 0);
+  }
+  if (id < 0) return;
+  Line& line = lines_[static_cast<std::size_t>(id)];
+  ++line.samples;
+  if (line.sampled_point >= 0) ++sampled_counts_[static_cast<std::size_t>(line.sampled_point)];
+  if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = id;
+  if (state_ != State::kRunning) return;
+  ++total_samples_;
+  bool selected = context_.config->fixed_line ? line.fixed_match : id == selected_;
+  if (selected) {
+    ++selected_samples_;
+    delays::credit_selected_sample(*context_.delays, thread->delays);
+  }
+}
+
+int32_t Profiler::attribute(uint64_t address, bool is_return_address) {
+  if (!symbols_ || address == 0) return -1;
+  uint64_t key = is_return_address ? address - 1 : address;
+  auto cached = address_cache_.find(key);
+  if (cached != address_cache_.end()) return cached->second;
+  int32_t id = -1;
+  if (auto info = symbols_->lookup(key)) {
+    if (const symbols::SourceLine* line = symbols_->first_in_scope(*info)) id = intern_line(*line);
+  }
+  address_cache_.emplace(key, id);
+  return id;
+}
+
+int32_t Profiler::intern_line(const symbols::SourceLine& source) {
+  std::string name = std::string(source.file) + ":" + std::to_string(source.line);
+  auto [it, inserted] = line_index_.try_emplace(name, static_cast<int32_t>(lines_.size()));
+  if (inserted) {
+    Line line;
+    line.name = name;
+    const core::Config& config = *context_.config;
+    line.fixed_match = config.fixed_line && line_matches(source, *config.fixed_line);
+    for (std::size_t i = 0; i < config.sampled_points.size(); ++i) {
+      if (line_matches(source, config.sampled_points[i])) line.sampled_point = static_cast<int>(i);
+    }
+    lines_.push_back(std::move(line));
+  }
+  return it->second;
+}
+
+void Profiler::open_breakpoints(core::ThreadState* thread) {
+  thread->breakpoints_opened = true;
+  for (std::size_t i = 0; i < breakpoint_addresses_.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+    if (breakpoint_addresses_[i] == 0) continue;
+    int fd = os::open_breakpoint_counter(thread->tid, breakpoint_addresses_[i]);
+    if (fd < 0) {
+      static log::WarnOnce warn_once;
+      warn_once("cannot set a hardware breakpoint for progress point {}: {} (breakpoint progress points need "
+                "perf_event breakpoints; use COZ_PROGRESS in the source instead)",
+                context_.config->breakpoint_points[i].text(), std::strerror(-fd));
+      continue;
+    }
+    thread->breakpoint_fds[i] = fd;
+  }
+}
+
+void Profiler::close_breakpoints(core::ThreadState* thread) {
+  for (std::size_t i = 0; i < breakpoint_retired_counts_.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+    int& fd = thread->breakpoint_fds[i];
+    if (fd < 0) continue;
+    uint64_t value = 0;
+    if (os::read_counter(fd, value)) breakpoint_retired_counts_[i] += value;
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+std::vector<uint64_t> Profiler::read_breakpoint_points() {
+  std::vector<uint64_t> totals = breakpoint_retired_counts_;
+  for (core::ThreadState* thread : snapshot_) {
+    for (std::size_t i = 0; i < totals.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+      uint64_t value = 0;
+      if (thread->breakpoint_fds[i] >= 0 && os::read_counter(thread->breakpoint_fds[i], value)) totals[i] += value;
+    }
+  }
+  return totals;
+}
+
+void Profiler::reap_retired() {
+  context_.threads->take_retired(retired_);
+  for (core::ThreadState* thread : retired_) {
+    drain_thread(thread);
+    close_breakpoints(thread);
+    delete thread;
+  }
+}
+
+void Profiler::start_experiment(uint64_t now, int32_t line) {
+  const core::Config& config = *context_.config;
+  if (config.fixed_speedup_percent) {
+    speedup_ = *config.fixed_speedup_percent / 100.0;
+  } else if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) {
+    speedup_ = 0;
+  } else {
+    speedup_ = std::uniform_int_distribution<int>(1, 20)(random_) * 0.05;
+  }
+  selected_ = line;
+  delays::GlobalDelays& delays = *context_.delays;
+  global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
+  delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
+  delays.delay_size_ns.store(static_cast<uint64_t>(speedup_ * static_cast<double>(config.sampling_period_ns)),
+                             std::memory_order_release);
+  delays.phase.store(static_cast<int>(delays::Phase::kRunning), std::memory_order_release);
+  points_at_start_ = progress::read_source_points();
+  breakpoints_at_start_ = read_breakpoint_points();
+  sampled_at_start_ = sampled_counts_;
+  in_flight_integral_.clear();
+  last_integration_ns_ = now;
+  selected_samples_ = 0;
+  total_samples_ = 0;
+  experiment_start_ns_ = now;
+  state_ = State::kRunning;
+}
+
+void Profiler::begin_draining(uint64_t now) {
+  delays::GlobalDelays& delays = *context_.delays;
+  delays.delay_size_ns.store(0, std::memory_order_release);
+  delays.phase.store(static_cast<int>(delays::Phase::kDraining), std::memory_order_release);
+  state_ = State::kDraining;
+  state_until_ns_ = now + kDrainNs;
+}
+
+void Profiler::integrate_in_flight(uint64_t now) {
+  if (state_ != State::kRunning && state_ != State::kDraining) return;
+  double elapsed = static_cast<double>(now - last_integration_ns_);
+  last_integration_ns_ = now;
+  if (elapsed <= 0) return;
+  for (const progress::PointReading& reading : progress::read_source_points()) {
+    if (!reading.latency) continue;
+    double in_flight = static_cast<double>(static_cast<int64_t>(reading.visits - reading.departures));
+    in_flight_integral_[reading.name] += in_flight * elapsed;
+  }
+}
+
+std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now) {
+  std::vector<profile::PointResult> results;
+  double duration = static_cast<double>(now - experiment_start_ns_);
+  for (const progress::PointReading& reading : progress::read_source_points()) {
+    const progress::PointReading* before = nullptr;
+    for (const auto& start : points_at_start_) {
+      if (start.name == reading.name && start.latency == reading.latency) before = &start;
+    }
+    profile::PointResult result;
+    result.name = reading.name;
+    result.latency = reading.latency;
+    result.delta = reading.visits - (before ? before->visits : 0);
+    if (reading.latency) {
+      result.departures = reading.departures - (before ? before->departures : 0);
+      result.in_flight_end = static_cast<int64_t>(reading.visits - reading.departures);
+      auto integral = in_flight_integral_.find(reading.name);
+      result.in_flight_avg = integral != in_flight_integral_.end() && duration > 0 ? integral->second / duration : 0;
+    }
+    results.push_back(std::move(result));
+  }
+  const core::Config& config = *context_.config;
+  std::vector<uint64_t> breakpoints = read_breakpoint_points();
+  for (std::size_t i = 0; i < breakpoints.size(); ++i) {
+    if (breakpoint_addresses_.size() <= i || breakpoint_addresses_[i] == 0) continue;
+    profile::PointResult result;
+    result.name = config.breakpoint_points[i].text();
+    result.delta = breakpoints[i] - (i < breakpoints_at_start_.size() ? breakpoints_at_start_[i] : 0);
+    results.push_back(std::move(result));
+  }
+  for (std::size_t i = 0; i < sampled_counts_.size(); ++i) {
+    profile::PointResult result;
+    result.name = "sampled:" + config.sampled_points[i].text();
+    result.delta = sampled_counts_[i] - (i < sampled_at_start_.size() ? sampled_at_start_[i] : 0);
+    results.push_back(std::move(result));
+  }
+  if (config.end_to_end) results.push_back({"end-to-end", false, 1, 0, 0, 0});
+  return results;
+}
+
+void Profiler::finish_experiment(uint64_t now) {
+  delays::GlobalDelays& delays = *context_.delays;
+  delays.delay_size_ns.store(0, std::memory_order_release);
+  uint64_t global = delays.global_ns.load(std::memory_order_acquire);
+  const core::Config& config = *context_.config;
+
+  profile::ExperimentRecord record;
+  record.id = experiments_done_;
+  record.speedup = speedup_;
+  record.start_ns = experiment_start_ns_ - context_.start_ns;
+  record.duration_ns = now - experiment_start_ns_;
+  record.delay_ns = global - global_delay_at_start_;
+  record.selected_samples = selected_samples_;
+  record.total_samples = total_samples_;
+  record.elapsed_ns = now - context_.start_ns;
+  if (config.fixed_line) {
+    record.selected = config.fixed_line->text();
+    for (const Line& line : lines_) {
+      if (!line.fixed_match) continue;
+      if (record.line_samples_total == 0) record.selected = line.name;
+      record.line_samples_total += line.samples;
+    }
+  } else {
+    record.selected = lines_[static_cast<std::size_t>(selected_)].name;
+    record.line_samples_total = lines_[static_cast<std::size_t>(selected_)].samples;
+  }
+  record.points = point_deltas(now);
+  context_.writer->experiment(record);
+  ++experiments_done_;
+
+  delays.epoch_start_ns.store(global, std::memory_order_release);
+  delays.phase.store(static_cast<int>(delays::Phase::kIdle), std::memory_order_release);
+
+  // Adapt the length so experiments see enough visits of the least-visited active point.
+  // Points not visited at all in this experiment are ignored unless none was visited.
+  uint64_t fewest = UINT64_MAX;
+  for (const profile::PointResult& point : record.points) {
+    if (point.delta == 0) continue;
+    saw_progress_point_ = true;
+    fewest = std::min(fewest, point.delta);
+  }
+  if (!config.end_to_end) {
+    if (fewest == UINT64_MAX || fewest < kTargetVisits) experiment_length_ns_ = std::min(experiment_length_ns_ * 2, kMaxExperimentNs);
+    else if (fewest > 4 * kTargetVisits && experiment_length_ns_ >= 2 * config.experiment_length_ns) experiment_length_ns_ /= 2;
+  }
+  state_ = State::kCoolOff;
+  state_until_ns_ = now + kCoolOffNs;
+}
+
+void Profiler::write_samples(uint64_t now) {
+  std::vector<std::pair<std::string, uint64_t>> counts;
+  for (const Line& line : lines_) {
+    if (line.samples > 0) counts.emplace_back(line.name, line.samples);
+  }
+  context_.writer->samples(counts, now - context_.start_ns);
+}
+
+}  // namespace whatif::experiment

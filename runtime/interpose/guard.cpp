@@ -1,0 +1,17 @@
+// The thread-local re-entrancy flag behind ReentryGuard (any thread, signal handlers included).
+#include "interpose/guard.h"
+
+namespace whatif::interpose {
+namespace {
+__attribute__((tls_model("initial-exec"))) thread_local bool t_inside = false;
+}
+
+WHATIF_SIGNAL_SAFE bool inside_runtime() { return t_inside; }
+void mark_runtime_thread() { t_inside = true; }
+
+ReentryGuard::ReentryGuard() : entered_(!t_inside) { t_inside = true; }
+ReentryGuard::~ReentryGuard() {
+  if (entered_) t_inside = false;
+}
+
+}  // namespace whatif::interpose

@@ -1,0 +1,25 @@
+// The re-entrancy guard: a thread-local flag set while a thread runs runtime code, so calls the
+// runtime itself makes into interposed functions go straight to the originals. Signal-safe.
+#pragma once
+#include "base/signal_safe.h"
+
+namespace whatif::interpose {
+
+/// True on runtime-owned threads (the profiler) and inside runtime code on application threads.
+WHATIF_SIGNAL_SAFE bool inside_runtime();
+void mark_runtime_thread();
+
+class ReentryGuard {
+ public:
+  ReentryGuard();
+  ~ReentryGuard();
+  ReentryGuard(const ReentryGuard&) = delete;
+  ReentryGuard& operator=(const ReentryGuard&) = delete;
+  /// False when the thread was already inside the runtime: the caller must pass straight through.
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_;
+};
+
+}  // namespace whatif::interpose

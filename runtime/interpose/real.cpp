@@ -1,0 +1,46 @@
+// Resolution of the original symbols with dlsym(RTLD_NEXT). Runs on the first thread that needs
+// one, possibly inside another library's constructor before main.
+#include "interpose/real.h"
+
+#include <atomic>
+
+#include "base/log.h"
+
+namespace whatif::real {
+
+#define WHATIF_DEFINE_REAL(name) decltype(&::name) name = nullptr;
+WHATIF_REAL_SYMBOLS(WHATIF_DEFINE_REAL, WHATIF_DEFINE_REAL)
+#undef WHATIF_DEFINE_REAL
+
+namespace {
+std::atomic<int> g_state{0};  // 0 unresolved, 1 resolving, 2 resolved
+
+template <typename T>
+void lookup(T& slot, const char* name, bool required) {
+  void* symbol = dlsym(RTLD_NEXT, name);
+  if (symbol == nullptr && required) {
+    char message[256];
+    auto out = fmt::format_to_n(message, sizeof(message) - 1, "cannot find the original {}: is libc unusual here?", name);
+    log::fatal(std::string_view(message, out.size < sizeof(message) - 1 ? out.size : sizeof(message) - 1));
+  }
+  slot = reinterpret_cast<T>(symbol);
+}
+}  // namespace
+
+void resolve() {
+  if (g_state.load(std::memory_order_acquire) == 2) return;
+  int expected = 0;
+  if (g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+#define WHATIF_LOOKUP_REQUIRED(name) lookup(name, #name, true);
+#define WHATIF_LOOKUP_OPTIONAL(name) lookup(name, #name, false);
+    WHATIF_REAL_SYMBOLS(WHATIF_LOOKUP_REQUIRED, WHATIF_LOOKUP_OPTIONAL)
+#undef WHATIF_LOOKUP_REQUIRED
+#undef WHATIF_LOOKUP_OPTIONAL
+    g_state.store(2, std::memory_order_release);  // pairs with the acquire loads above and below
+    return;
+  }
+  while (g_state.load(std::memory_order_acquire) != 2) {
+  }
+}
+
+}  // namespace whatif::real

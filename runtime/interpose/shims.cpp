@@ -1,0 +1,382 @@
+// Every interposed symbol of libwhatif.so, as thin shims into the runtime facade (core/runtime.h).
+// Shims run on application threads; each takes the re-entry guard and passes straight through when
+// the runtime is inactive or the call comes from the runtime itself.
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "core/runtime.h"
+#include "interpose/guard.h"
+#include "interpose/real.h"
+#include "os/os.h"
+
+#define WHATIF_EXPORT extern "C" __attribute__((visibility("default")))
+
+using whatif::interpose::ReentryGuard;
+namespace core = whatif::core;
+namespace real = whatif::real;
+
+namespace {
+
+/// True when the shim should apply runtime hooks (resolves originals on first use).
+bool hooks_apply(const ReentryGuard& guard) {
+  real::resolve();
+  return guard.entered() && core::active();
+}
+
+/// A call that may wake another thread (paper table 1).
+template <typename Call>
+auto waking(Call&& call) {
+  ReentryGuard guard;
+  if (hooks_apply(guard)) core::before_waking();
+  return call();
+}
+
+/// A call that may block; `woken` decides from its result whether another thread ended the wait.
+template <typename Call, typename Woken>
+auto blocking(Call&& call, Woken&& woken) {
+  ReentryGuard guard;
+  if (!hooks_apply(guard)) return call();
+  core::before_blocking();
+  auto result = call();
+  int saved_errno = errno;
+  core::after_blocking(woken(result));
+  errno = saved_errno;
+  return result;
+}
+
+/// Blocking I/O on one descriptor (credit decided by the descriptor's kind and the time waited).
+template <typename Call>
+auto blocking_io(int fd, Call&& call) {
+  ReentryGuard guard;
+  if (!hooks_apply(guard)) return call();
+  core::before_blocking();
+  uint64_t start = whatif::os::monotonic_ns();
+  auto result = call();
+  int saved_errno = errno;
+  core::after_blocking_io(fd, whatif::os::monotonic_ns() - start);
+  errno = saved_errno;
+  return result;
+}
+
+constexpr auto kAlwaysWoken = [](auto) { return true; };
+constexpr auto kNeverWoken = [](auto) { return false; };
+constexpr auto kWokenIfZero = [](int result) { return result == 0; };
+constexpr auto kWokenIfPositive = [](int result) { return result > 0; };
+
+__attribute__((constructor(101))) void whatif_start_at_load() { core::ensure_started(); }
+
+}  // namespace
+
+// ---- Coz ABI: progress points and custom synchronisation -----------------------------------
+WHATIF_EXPORT whatif::progress::CozCounter* _coz_get_counter(int type, const char* name) {
+  return core::get_counter(type, name);
+}
+WHATIF_EXPORT void _coz_pre_block() { core::before_blocking(); }
+WHATIF_EXPORT void _coz_post_block(int skip_delays) { core::after_blocking(skip_delays != 0); }
+WHATIF_EXPORT void _coz_add_delays() { core::before_waking(); }
+
+// ---- Threads ---------------------------------------------------------------------------------
+WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
+  ReentryGuard guard;
+  real::resolve();
+  if (!guard.entered()) return real::pthread_create(thread, attr, routine, arg);
+  return core::create_thread(thread, attr, routine, arg);
+}
+WHATIF_EXPORT void pthread_exit(void* result) {
+  waking([] { return 0; });
+  core::thread_exiting();
+  real::pthread_exit(result);
+  __builtin_unreachable();
+}
+WHATIF_EXPORT int pthread_join(pthread_t thread, void** result) {
+  return blocking([&] { return real::pthread_join(thread, result); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) noexcept {
+  real::resolve();
+  return real::pthread_tryjoin_np(thread, result);
+}
+WHATIF_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const struct timespec* abstime) {
+  return blocking([&] { return real::pthread_timedjoin_np(thread, result, abstime); }, kWokenIfZero);
+}
+
+// ---- Mutexes, condition variables, barriers, rwlocks, semaphores -----------------------------
+WHATIF_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex) noexcept {
+  return blocking([&] { return real::pthread_mutex_lock(mutex); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex) noexcept {
+  real::resolve();
+  return real::pthread_mutex_trylock(mutex);
+}
+WHATIF_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* abstime) noexcept {
+  return blocking([&] { return real::pthread_mutex_timedlock(mutex, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex) noexcept {
+  return waking([&] { return real::pthread_mutex_unlock(mutex); });
+}
+WHATIF_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
+  return blocking([&] { return real::pthread_cond_wait(cond, mutex); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex, const struct timespec* abstime) {
+  return blocking([&] { return real::pthread_cond_timedwait(cond, mutex, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                                         const struct timespec* abstime) {
+  return blocking([&] { return real::pthread_cond_clockwait(cond, mutex, clock, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int pthread_cond_signal(pthread_cond_t* cond) noexcept {
+  return waking([&] { return real::pthread_cond_signal(cond); });
+}
+WHATIF_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond) noexcept {
+  return waking([&] { return real::pthread_cond_broadcast(cond); });
+}
+WHATIF_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier) noexcept {
+  return blocking([&] { return real::pthread_barrier_wait(barrier); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t* lock) noexcept {
+  return blocking([&] { return real::pthread_rwlock_rdlock(lock); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* lock) noexcept {
+  return blocking([&] { return real::pthread_rwlock_wrlock(lock); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept {
+  return blocking([&] { return real::pthread_rwlock_timedrdlock(lock, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept {
+  return blocking([&] { return real::pthread_rwlock_timedwrlock(lock, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t* lock) noexcept {
+  return waking([&] { return real::pthread_rwlock_unlock(lock); });
+}
+WHATIF_EXPORT int sem_wait(sem_t* semaphore) {
+  return blocking([&] { return real::sem_wait(semaphore); }, kWokenIfZero);
+}
+WHATIF_EXPORT int sem_timedwait(sem_t* semaphore, const struct timespec* abstime) {
+  return blocking([&] { return real::sem_timedwait(semaphore, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* abstime) {
+  return blocking([&] { return real::sem_clockwait(semaphore, clock, abstime); }, kWokenIfZero);
+}
+WHATIF_EXPORT int sem_post(sem_t* semaphore) noexcept {
+  return waking([&] { return real::sem_post(semaphore); });
+}
+
+// ---- Signals ---------------------------------------------------------------------------------
+WHATIF_EXPORT int sigwait(const sigset_t* set, int* sig) {
+  return blocking([&] { return real::sigwait(set, sig); }, kWokenIfZero);
+}
+WHATIF_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
+  return blocking([&] { return real::sigwaitinfo(set, info); }, kWokenIfPositive);
+}
+WHATIF_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const struct timespec* timeout) {
+  return blocking([&] { return real::sigtimedwait(set, info, timeout); }, kWokenIfPositive);
+}
+WHATIF_EXPORT int sigsuspend(const sigset_t* mask) {
+  sigset_t allowed = *mask;
+  core::unblock_runtime_signal(&allowed);
+  return blocking([&] { return real::sigsuspend(&allowed); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int kill(pid_t pid, int sig) noexcept {
+  return waking([&] { return real::kill(pid, sig); });
+}
+WHATIF_EXPORT int pthread_kill(pthread_t thread, int sig) noexcept {
+  return waking([&] { return real::pthread_kill(thread, sig); });
+}
+WHATIF_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value) noexcept {
+  return waking([&] { return real::sigqueue(pid, sig, value); });
+}
+WHATIF_EXPORT int sigaction(int sig, const struct sigaction* action, struct sigaction* old) noexcept {
+  real::resolve();
+  if (!core::is_runtime_signal(sig)) return real::sigaction(sig, action, old);
+  if (old != nullptr) {  // the program sees a free signal but cannot take it
+    *old = {};
+    old->sa_handler = SIG_DFL;
+  }
+  return 0;
+}
+WHATIF_EXPORT sighandler_t signal(int sig, sighandler_t handler) noexcept {
+  real::resolve();
+  if (core::is_runtime_signal(sig)) return SIG_DFL;
+  return real::signal(sig, handler);
+}
+WHATIF_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
+  real::resolve();
+  if (set == nullptr || how == SIG_UNBLOCK) return real::sigprocmask(how, set, old);
+  sigset_t allowed = *set;
+  core::unblock_runtime_signal(&allowed);
+  return real::sigprocmask(how, &allowed, old);
+}
+WHATIF_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) noexcept {
+  real::resolve();
+  if (set == nullptr || how == SIG_UNBLOCK || whatif::interpose::inside_runtime()) {
+    return real::pthread_sigmask(how, set, old);
+  }
+  sigset_t allowed = *set;
+  core::unblock_runtime_signal(&allowed);
+  return real::pthread_sigmask(how, &allowed, old);
+}
+
+// ---- Process lifecycle -------------------------------------------------------------------------
+WHATIF_EXPORT void exit(int status) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_exit(status); }
+  real::exit(status);
+  __builtin_unreachable();
+}
+WHATIF_EXPORT void _exit(int status) {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_fast_exit(status); }
+  real::_exit(status);
+  __builtin_unreachable();
+}
+WHATIF_EXPORT void _Exit(int status) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_fast_exit(status); }
+  real::_Exit(status);
+  __builtin_unreachable();
+}
+WHATIF_EXPORT pid_t fork() noexcept {
+  real::resolve();
+  pid_t child = real::fork();
+  if (child == 0) core::after_fork_in_child();
+  return child;
+}
+WHATIF_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  return real::execve(path, argv, envp);
+}
+WHATIF_EXPORT int execv(const char* path, char* const argv[]) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  return real::execv(path, argv);
+}
+WHATIF_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  return real::execvp(file, argv);
+}
+WHATIF_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
+  real::resolve();
+  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  return real::execvpe(file, argv, envp);
+}
+
+namespace {
+/// Collects execl-style variadic arguments (after `first`) into an argv vector.
+std::vector<char*> collect_arguments(const char* first, va_list& arguments) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(first));
+  while (char* next = va_arg(arguments, char*)) argv.push_back(next);
+  argv.push_back(nullptr);
+  return argv;
+}
+}  // namespace
+
+WHATIF_EXPORT int execl(const char* path, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  std::vector<char*> argv = collect_arguments(arg, arguments);
+  va_end(arguments);
+  return execv(path, argv.data());
+}
+WHATIF_EXPORT int execlp(const char* file, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  std::vector<char*> argv = collect_arguments(arg, arguments);
+  va_end(arguments);
+  return execvp(file, argv.data());
+}
+WHATIF_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  std::vector<char*> argv = collect_arguments(arg, arguments);
+  char* const* envp = va_arg(arguments, char* const*);
+  va_end(arguments);
+  return execve(path, argv.data(), envp);
+}
+WHATIF_EXPORT void* dlopen(const char* file, int mode) noexcept {
+  real::resolve();
+  void* handle = real::dlopen(file, mode);
+  ReentryGuard guard;
+  if (handle != nullptr && guard.entered()) core::after_dlopen();
+  return handle;
+}
+
+// ---- Sleeping and blocking I/O -----------------------------------------------------------------
+WHATIF_EXPORT int nanosleep(const struct timespec* request, struct timespec* remaining) {
+  return blocking([&] { return real::nanosleep(request, remaining); }, kNeverWoken);
+}
+WHATIF_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, struct timespec* remaining) {
+  return blocking([&] { return real::clock_nanosleep(clock, flags, request, remaining); }, kNeverWoken);
+}
+WHATIF_EXPORT int usleep(useconds_t microseconds) {
+  return blocking([&] { return real::usleep(microseconds); }, kNeverWoken);
+}
+WHATIF_EXPORT unsigned int sleep(unsigned int seconds) {
+  return blocking([&] { return real::sleep(seconds); }, kNeverWoken);
+}
+WHATIF_EXPORT ssize_t read(int fd, void* buffer, size_t count) {
+  return blocking_io(fd, [&] { return real::read(fd, buffer, count); });
+}
+WHATIF_EXPORT ssize_t write(int fd, const void* buffer, size_t count) {
+  return blocking_io(fd, [&] { return real::write(fd, buffer, count); });
+}
+WHATIF_EXPORT ssize_t recv(int fd, void* buffer, size_t length, int flags) {
+  return blocking_io(fd, [&] { return real::recv(fd, buffer, length, flags); });
+}
+WHATIF_EXPORT ssize_t send(int fd, const void* buffer, size_t length, int flags) {
+  return blocking_io(fd, [&] { return real::send(fd, buffer, length, flags); });
+}
+WHATIF_EXPORT ssize_t recvfrom(int fd, void* buffer, size_t length, int flags, struct sockaddr* address, socklen_t* address_length) {
+  return blocking_io(fd, [&] { return real::recvfrom(fd, buffer, length, flags, address, address_length); });
+}
+WHATIF_EXPORT ssize_t sendto(int fd, const void* buffer, size_t length, int flags, const struct sockaddr* address, socklen_t address_length) {
+  return blocking_io(fd, [&] { return real::sendto(fd, buffer, length, flags, address, address_length); });
+}
+WHATIF_EXPORT ssize_t recvmsg(int fd, struct msghdr* message, int flags) {
+  return blocking_io(fd, [&] { return real::recvmsg(fd, message, flags); });
+}
+WHATIF_EXPORT ssize_t sendmsg(int fd, const struct msghdr* message, int flags) {
+  return blocking_io(fd, [&] { return real::sendmsg(fd, message, flags); });
+}
+WHATIF_EXPORT int accept(int fd, struct sockaddr* address, socklen_t* address_length) {
+  return blocking_io(fd, [&] { return real::accept(fd, address, address_length); });
+}
+WHATIF_EXPORT int accept4(int fd, struct sockaddr* address, socklen_t* address_length, int flags) {
+  return blocking_io(fd, [&] { return real::accept4(fd, address, address_length, flags); });
+}
+WHATIF_EXPORT int connect(int fd, const struct sockaddr* address, socklen_t address_length) {
+  return blocking_io(fd, [&] { return real::connect(fd, address, address_length); });
+}
+WHATIF_EXPORT int poll(struct pollfd* fds, nfds_t count, int timeout) {
+  return blocking([&] { return real::poll(fds, count, timeout); }, kNeverWoken);
+}
+WHATIF_EXPORT int ppoll(struct pollfd* fds, nfds_t count, const struct timespec* timeout, const sigset_t* mask) {
+  return blocking([&] { return real::ppoll(fds, count, timeout, mask); }, kNeverWoken);
+}
+WHATIF_EXPORT int select(int count, fd_set* readable, fd_set* writable, fd_set* errors, struct timeval* timeout) {
+  return blocking([&] { return real::select(count, readable, writable, errors, timeout); }, kNeverWoken);
+}
+WHATIF_EXPORT int pselect(int count, fd_set* readable, fd_set* writable, fd_set* errors, const struct timespec* timeout,
+                          const sigset_t* mask) {
+  return blocking([&] { return real::pselect(count, readable, writable, errors, timeout, mask); }, kNeverWoken);
+}
+WHATIF_EXPORT int epoll_wait(int fd, struct epoll_event* events, int count, int timeout) {
+  return blocking([&] { return real::epoll_wait(fd, events, count, timeout); }, kNeverWoken);
+}
+WHATIF_EXPORT int epoll_pwait(int fd, struct epoll_event* events, int count, int timeout, const sigset_t* mask) {
+  return blocking([&] { return real::epoll_pwait(fd, events, count, timeout, mask); }, kNeverWoken);
+}

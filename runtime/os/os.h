@@ -1,0 +1,29 @@
+// The OS layer's small helpers: clocks, thread ids, signals to threads, sleeping. The only place
+// (with perf_event.*, cpu_timer.*) that makes raw syscalls. All functions here are signal-safe.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "base/signal_safe.h"
+
+namespace whatif::os {
+
+/// CLOCK_MONOTONIC in nanoseconds.
+WHATIF_SIGNAL_SAFE uint64_t monotonic_ns();
+/// CLOCK_REALTIME in nanoseconds (for the profile header only).
+uint64_t realtime_ns();
+/// The calling thread's kernel id.
+WHATIF_SIGNAL_SAFE pid_t gettid();
+/// Sends `sig` to thread `tid` of process `pid`. Returns 0 or -errno.
+WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig);
+/// Sleeps at least `ns` with the raw syscall (not the interposed nanosleep); returns the time
+/// actually slept in ns.
+WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
+/// The signal the runtime uses to interrupt threads for sampling and delays (a real-time signal,
+/// so the program's SIGPROF/SIGALRM stay its own).
+int sample_signal();
+/// Raises RLIMIT_NOFILE's soft limit to the hard limit (each thread holds perf descriptors).
+void raise_fd_limit();
+
+}  // namespace whatif::os

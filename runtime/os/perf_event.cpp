@@ -1,0 +1,169 @@
+// perf_event_open, ring mapping and record parsing for samplers and breakpoint counters.
+// open/close run on the sampled thread or the profiler thread; drain on the profiler thread only.
+#include "os/perf_event.h"
+
+#include <fcntl.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace whatif::os {
+namespace {
+
+constexpr std::size_t kRingPages = 8;  // data pages per sampler (32 KiB: ~150 samples of deep stacks)
+
+long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
+  return ::syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+}  // namespace
+
+int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = period_ns;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.exclude_callchain_kernel = 1;
+  attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
+  long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return -errno;
+  fd_ = static_cast<int>(fd);
+
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  mapping_bytes_ = page * (1 + kRingPages);
+  ring_bytes_ = page * kRingPages;
+  void* mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (mapping == MAP_FAILED) {
+    int error = errno;
+    close();
+    return -error;
+  }
+  ring_ = mapping;
+
+  if (signal > 0) {
+    f_owner_ex owner{F_OWNER_TID, tid};
+    if (fcntl(fd_, F_SETFL, O_ASYNC) != 0 || fcntl(fd_, F_SETSIG, signal) != 0 ||
+        fcntl(fd_, F_SETOWN_EX, &owner) != 0) {
+      int error = errno;
+      close();
+      return -error;
+    }
+  }
+  return 0;
+}
+
+int PerfSampler::enable() { return ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
+int PerfSampler::disable() { return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0 ? 0 : -errno; }
+
+void PerfSampler::close() {
+  if (ring_ != nullptr) munmap(ring_, mapping_bytes_);
+  ring_ = nullptr;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool PerfSampler::next_record(RawSample& sample, bool& is_sample) {
+  if (ring_ == nullptr) return false;
+  auto* meta = static_cast<perf_event_mmap_page*>(ring_);
+  auto* data = static_cast<unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
+  // Acquire pairs with the kernel's release store of data_head after writing records.
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  if (tail >= head) return false;
+
+  auto copy_out = [&](uint64_t offset, void* out, std::size_t bytes) {
+    std::size_t start = static_cast<std::size_t>(offset & (ring_bytes_ - 1));
+    std::size_t first = bytes < ring_bytes_ - start ? bytes : ring_bytes_ - start;
+    std::memcpy(out, data + start, first);
+    if (first < bytes) std::memcpy(static_cast<unsigned char*>(out) + first, data, bytes - first);
+  };
+
+  perf_event_header header;
+  copy_out(tail, &header, sizeof(header));
+  is_sample = false;
+  if (header.type == PERF_RECORD_SAMPLE) {
+    // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr].
+    struct {
+      uint64_t ip;
+      uint32_t pid, tid;
+      uint64_t nr;
+    } fixed;
+    copy_out(tail + sizeof(header), &fixed, sizeof(fixed));
+    sample.ip = fixed.ip;
+    sample.tid = fixed.tid;
+    uint64_t nr = fixed.nr;
+    uint64_t offset = tail + sizeof(header) + sizeof(fixed);
+    uint32_t kept = 0;
+    for (uint64_t i = 0; i < nr && kept < RawSample::kMaxCallchain; ++i) {
+      uint64_t address;
+      copy_out(offset + i * sizeof(uint64_t), &address, sizeof(address));
+      if (address >= PERF_CONTEXT_MAX) continue;  // context markers (PERF_CONTEXT_USER, ...)
+      sample.callchain[kept++] = address;
+    }
+    sample.callchain_length = kept;
+    is_sample = true;
+  } else if (header.type == PERF_RECORD_LOST) {
+    struct {
+      uint64_t id, lost;
+    } lost_record;
+    copy_out(tail + sizeof(header), &lost_record, sizeof(lost_record));
+    lost_ += lost_record.lost;
+  }
+  // Release: the kernel may overwrite the record only after we finished reading it.
+  __atomic_store_n(&meta->data_tail, tail + header.size, __ATOMIC_RELEASE);
+  return true;
+}
+
+int open_breakpoint_counter(pid_t tid, uint64_t address) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_BREAKPOINT;
+  attr.bp_type = HW_BREAKPOINT_X;
+  attr.bp_addr = address;
+  attr.bp_len = sizeof(long);
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+bool read_counter(int fd, uint64_t& value) { return ::read(fd, &value, sizeof(value)) == sizeof(value); }
+
+int probe_perf_events() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return -errno;
+  ::close(static_cast<int>(fd));
+  return 0;
+}
+
+int perf_event_paranoid() {
+  int fd = ::open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -100;
+  char buffer[16] = {};
+  ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
+  ::close(fd);
+  if (n <= 0) return -100;
+  return std::atoi(buffer);
+}
+
+}  // namespace whatif::os

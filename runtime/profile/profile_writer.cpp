@@ -1,0 +1,163 @@
+// Serialises profile records with nlohmann::json (ours) or Coz's text format and appends each with
+// a single write(2), so a crash loses at most the record being written. Profiler thread / exit path.
+#include "profile/profile_writer.h"
+
+#include <fcntl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "whatif/profile_format.h"
+
+namespace whatif::profile {
+namespace {
+
+std::string iso8601(uint64_t realtime_ns) {
+  time_t seconds = static_cast<time_t>(realtime_ns / 1000000000ull);
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buffer[32];
+  strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+}  // namespace
+
+ProfileWriter::~ProfileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<void> ProfileWriter::open(const std::string& path, Format format) {
+  format_ = format;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) return Error{"cannot write profile " + path + ": " + std::strerror(errno)};
+  return {};
+}
+
+void ProfileWriter::write_line(const std::string& line) {
+  if (fd_ < 0) return;
+  std::string out = line;
+  out.push_back('\n');
+  std::size_t written = 0;
+  while (written < out.size()) {
+    ssize_t n = ::write(fd_, out.data() + written, out.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+void ProfileWriter::header(const Header& header) {
+  if (format_ == Format::kCoz) {
+    write_line("startup\ttime=" + std::to_string(header.start_realtime_ns));
+    return;
+  }
+  utsname system{};
+  uname(&system);
+  nlohmann::json record = {
+      {"type", "header"},
+      {"format", format::kProfileFormat},
+      {"version", format::kProfileVersion},
+      {"command", header.command},
+      {"start_time", iso8601(header.start_realtime_ns)},
+      {"pid", header.pid},
+      {"sampling_period_ns", header.sampling_period_ns},
+      {"sampler", header.sampler},
+      {"options", nlohmann::json::parse(header.options_json, nullptr, false)},
+      {"machine", {{"hostname", system.nodename}, {"kernel", system.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}}},
+      {"scope", {{"binary", header.binary_scope}, {"source", header.source_scope}}},
+  };
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::object(const ObjectRecord& object) {
+  if (format_ == Format::kCoz) return;
+  nlohmann::json record = {{"type", "object"}, {"path", object.path}, {"build_id", object.build_id},
+                           {"bias", object.bias}, {"in_scope", object.in_scope}, {"debug_file", object.debug_file}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::experiment(const ExperimentRecord& e) {
+  uint64_t effective = e.duration_ns > e.delay_ns ? e.duration_ns - e.delay_ns : 0;
+  if (format_ == Format::kCoz) {
+    std::string text = "experiment\tselected=" + e.selected + "\tspeedup=" + std::to_string(e.speedup) +
+                       "\tduration=" + std::to_string(effective) + "\tselected-samples=" + std::to_string(e.selected_samples);
+    for (const PointResult& point : e.points) {
+      if (point.latency) {
+        text += "\nlatency-point\tname=" + point.name + "\tarrivals=" + std::to_string(point.delta) +
+                "\tdepartures=" + std::to_string(point.departures) + "\tdifference=" + std::to_string(point.in_flight_end);
+      } else {
+        text += "\nthroughput-point\tname=" + point.name + "\tdelta=" + std::to_string(point.delta);
+      }
+    }
+    write_line(text);
+    return;
+  }
+  nlohmann::json points = nlohmann::json::array();
+  for (const PointResult& point : e.points) {
+    if (point.latency) {
+      points.push_back({{"name", point.name}, {"kind", "latency"}, {"arrivals", point.delta},
+                        {"departures", point.departures}, {"in_flight_avg", point.in_flight_avg},
+                        {"in_flight_end", point.in_flight_end}});
+    } else {
+      points.push_back({{"name", point.name}, {"kind", "throughput"}, {"delta", point.delta}});
+    }
+  }
+  nlohmann::json record = {{"type", "experiment"},
+                           {"id", e.id},
+                           {"selected", e.selected},
+                           {"speedup", e.speedup},
+                           {"start_ns", e.start_ns},
+                           {"duration_ns", e.duration_ns},
+                           {"delay_ns", e.delay_ns},
+                           {"effective_duration_ns", effective},
+                           {"selected_samples", e.selected_samples},
+                           {"total_samples", e.total_samples},
+                           {"line_samples_total", e.line_samples_total},
+                           {"elapsed_ns", e.elapsed_ns},
+                           {"points", points}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::samples(const std::vector<std::pair<std::string, uint64_t>>& counts, uint64_t elapsed_ns) {
+  if (format_ == Format::kCoz) {
+    std::string text;
+    for (const auto& [line, count] : counts) {
+      if (!text.empty()) text += '\n';
+      text += "samples\tlocation=" + line + "\tcount=" + std::to_string(count);
+    }
+    if (!text.empty()) write_line(text);
+    return;
+  }
+  nlohmann::json map = nlohmann::json::object();
+  for (const auto& [line, count] : counts) map[line] = count;
+  nlohmann::json record = {{"type", "samples"}, {"counts", map}, {"elapsed_ns", elapsed_ns}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::warning(const std::string& message) {
+  if (format_ == Format::kCoz) return;
+  nlohmann::json record = {{"type", "warning"}, {"message", message}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status) {
+  if (format_ == Format::kCoz) {
+    write_line("runtime\ttime=" + std::to_string(elapsed_ns));
+    return;
+  }
+  nlohmann::json record = {{"type", "runtime"}, {"elapsed_ns", elapsed_ns}, {"experiments", experiments},
+                           {"exit_status", exit_status}};
+  write_line(record.dump());
+}
+
+void ProfileWriter::abandon() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace whatif::profile

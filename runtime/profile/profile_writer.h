@@ -1,0 +1,85 @@
+// The profile writer: appends one record per write(2) to the profile file, in our JSON Lines
+// format (docs/profile-format.md) or Coz's legacy text format. Runs on the profiler thread, and at
+// exit on whichever thread ends the process.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace whatif::profile {
+
+enum class Format { kWhatif, kCoz };
+
+struct Header {
+  std::vector<std::string> command;
+  uint64_t start_realtime_ns = 0;
+  int pid = 0;
+  uint64_t sampling_period_ns = 0;
+  std::string sampler;  // "perf_event" or "timer"
+  std::string options_json;  // a JSON object, already serialised
+  std::vector<std::string> binary_scope;
+  std::vector<std::string> source_scope;
+};
+
+struct ObjectRecord {
+  std::string path;
+  std::string build_id;
+  uint64_t bias = 0;
+  bool in_scope = false;
+  std::string debug_file;
+};
+
+struct PointResult {
+  std::string name;
+  bool latency = false;
+  uint64_t delta = 0;         // throughput visits, or arrivals
+  uint64_t departures = 0;    // latency only
+  double in_flight_avg = 0;   // latency only: time average over the experiment
+  int64_t in_flight_end = 0;  // latency only
+};
+
+struct ExperimentRecord {
+  uint64_t id = 0;
+  std::string selected;  // FILE:LINE
+  double speedup = 0;
+  uint64_t start_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t delay_ns = 0;
+  uint64_t selected_samples = 0;
+  uint64_t total_samples = 0;
+  uint64_t line_samples_total = 0;
+  uint64_t elapsed_ns = 0;
+  std::vector<PointResult> points;
+};
+
+class ProfileWriter {
+ public:
+  ProfileWriter() = default;
+  ProfileWriter(const ProfileWriter&) = delete;
+  ProfileWriter& operator=(const ProfileWriter&) = delete;
+  ~ProfileWriter();
+
+  /// Opens (appending) `path`. Coz's format appends like Coz does; ours too, one header per run.
+  Result<void> open(const std::string& path, Format format);
+  bool is_open() const { return fd_ >= 0; }
+  Format format() const { return format_; }
+
+  void header(const Header& header);
+  void object(const ObjectRecord& object);
+  void experiment(const ExperimentRecord& experiment);
+  /// Cumulative per-line sample counts.
+  void samples(const std::vector<std::pair<std::string, uint64_t>>& counts, uint64_t elapsed_ns);
+  void warning(const std::string& message);
+  void runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status);
+  /// Closes the descriptor in a forked child without writing (signal-safe).
+  void abandon();
+
+ private:
+  void write_line(const std::string& line);
+  int fd_ = -1;
+  Format format_ = Format::kWhatif;
+};
+
+}  // namespace whatif::profile

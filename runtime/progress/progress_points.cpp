@@ -1,0 +1,61 @@
+// The counter registry behind _coz_get_counter (any thread, before main too) and its reading on
+// the profiler thread.
+#include "progress/progress_points.h"
+
+#include <sched.h>
+
+#include <cstring>
+#include <map>
+
+namespace whatif::progress {
+
+CounterRegistry& counters() {
+  static CounterRegistry registry;  // constant-initialised: usable from any constructor
+  return registry;
+}
+
+CozCounter* CounterRegistry::get(int type, const char* name) {
+  if (type < 1 || type > 3 || name == nullptr) return nullptr;
+  // A spin lock, not a mutex: this may run before the runtime resolved pthread's real symbols.
+  while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();
+  CozCounter* result = nullptr;
+  std::size_t used = used_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < used; ++i) {
+    if (slots_[i].type == type && std::strncmp(slots_[i].name, name, sizeof(slots_[i].name) - 1) == 0) {
+      result = &slots_[i].counter;
+      break;
+    }
+  }
+  if (result == nullptr && used < kMaxCounters) {
+    CounterSlot& slot = slots_[used];
+    slot.type = type;
+    std::strncpy(slot.name, name, sizeof(slot.name) - 1);
+    slot.ready.store(true, std::memory_order_release);
+    used_.store(used + 1, std::memory_order_release);  // pairs with size()'s acquire
+    result = &slot.counter;
+  }
+  lock_.clear(std::memory_order_release);
+  return result;
+}
+
+std::vector<PointReading> read_source_points() {
+  CounterRegistry& registry = counters();
+  std::vector<PointReading> readings;
+  std::map<std::string, std::size_t> latency_index;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const CounterSlot& slot = registry.slot(i);
+    uint64_t value = __atomic_load_n(&slot.counter.count, __ATOMIC_RELAXED);
+    if (slot.type == static_cast<int>(CounterType::kThroughput)) {
+      readings.push_back({slot.name, false, value, 0});
+      continue;
+    }
+    auto [it, inserted] = latency_index.try_emplace(slot.name, readings.size());
+    if (inserted) readings.push_back({slot.name, true, 0, 0});
+    PointReading& reading = readings[it->second];
+    if (slot.type == static_cast<int>(CounterType::kBegin)) reading.visits = value;
+    else reading.departures = value;
+  }
+  return readings;
+}
+
+}  // namespace whatif::progress

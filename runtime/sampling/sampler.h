@@ -1,0 +1,71 @@
+// Per-thread samplers behind one interface: perf_event task-clock (default) or a CPU-time timer
+// (fallback when perf_event_open is denied). start/stop run on the sampled thread; drain runs on
+// the profiler thread; on_signal runs in the sampled thread's signal handler.
+#pragma once
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/signal_safe.h"
+#include "os/cpu_timer.h"
+#include "os/perf_event.h"
+#include "sampling/sample_ring.h"
+
+namespace whatif::sampling {
+
+using SampleVisitor = void (*)(void* context, const os::RawSample& sample);
+
+class ThreadSampler {
+ public:
+  virtual ~ThreadSampler() = default;
+  /// Starts sampling the calling thread `tid`. Every kSamplesPerSignal samples the thread receives
+  /// `signal`. Returns 0 or -errno.
+  virtual int start(pid_t tid, uint64_t period_ns, int signal) = 0;
+  /// Stops sampling (samples already taken stay drainable).
+  virtual void stop() = 0;
+  /// Profiler thread: hands every pending sample to `visit`. Returns how many.
+  virtual std::size_t drain(SampleVisitor visit, void* context) = 0;
+  virtual uint64_t lost() const = 0;
+  /// Signal handler on the sampled thread: records a sample if this signal is this backend's
+  /// tick. Returns true when the thread should now run its delay check.
+  WHATIF_SIGNAL_SAFE virtual bool on_signal(const siginfo_t* info, void* ucontext) = 0;
+
+  static constexpr uint32_t kSamplesPerSignal = 10;
+};
+
+class PerfThreadSampler final : public ThreadSampler {
+ public:
+  int start(pid_t tid, uint64_t period_ns, int signal) override;
+  void stop() override;
+  std::size_t drain(SampleVisitor visit, void* context) override;
+  uint64_t lost() const override { return perf_.lost(); }
+  WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+
+ private:
+  os::PerfSampler perf_;
+};
+
+class TimerThreadSampler final : public ThreadSampler {
+ public:
+  int start(pid_t tid, uint64_t period_ns, int signal) override;
+  void stop() override;
+  std::size_t drain(SampleVisitor visit, void* context) override;
+  uint64_t lost() const override { return ring_.lost(); }
+  WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+
+ private:
+  os::CpuTimer timer_;
+  SampleRing ring_;
+  pid_t tid_ = 0;
+  uintptr_t stack_low_ = 0;   // frame-pointer walks stay inside [stack_low_, stack_high_)
+  uintptr_t stack_high_ = 0;
+  uint32_t ticks_ = 0;
+};
+
+enum class SamplerKind { kPerfEvent, kTimer };
+std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind);
+
+}  // namespace whatif::sampling
