@@ -1,0 +1,84 @@
+// Scope and wildcard tests: '%' wildcards, '!' exclusions, MAIN, basename matching, system headers.
+// Pure functions; the test thread only.
+#include <gtest/gtest.h>
+
+#include "symbols/interner.h"
+#include "symbols/symbol_map.h"
+
+namespace whatif::symbols {
+namespace {
+
+TEST(Wildcard, MatchesWholeStrings) {
+  EXPECT_TRUE(wildcard_match("abc", "abc"));
+  EXPECT_FALSE(wildcard_match("abc", "abcd"));
+  EXPECT_FALSE(wildcard_match("abc", "ab"));
+  EXPECT_TRUE(wildcard_match("%", ""));
+  EXPECT_TRUE(wildcard_match("%", "anything/at/all"));
+  EXPECT_TRUE(wildcard_match("%.c", "/src/main.c"));
+  EXPECT_FALSE(wildcard_match("%.c", "/src/main.cc"));
+  EXPECT_TRUE(wildcard_match("/src/%/x%.h", "/src/a/b/xy.h"));
+  EXPECT_TRUE(wildcard_match("a%b%c", "aXbYbZc"));
+  EXPECT_FALSE(wildcard_match("a%b%c", "aXbYbZ"));
+  EXPECT_TRUE(wildcard_match("%%", "x"));
+  EXPECT_FALSE(wildcard_match("", "x"));
+  EXPECT_TRUE(wildcard_match("", ""));
+}
+
+LoadedObject object(std::string path, bool is_main) {
+  LoadedObject o;
+  o.path = std::move(path);
+  o.is_main = is_main;
+  return o;
+}
+
+TEST(Scope, DefaultIsTheMainExecutable) {
+  Scope scope;
+  EXPECT_TRUE(scope.object_in_scope(object("/app/bin/server", true)));
+  EXPECT_FALSE(scope.object_in_scope(object("/usr/lib/x86_64-linux-gnu/libc.so.6", false)));
+}
+
+TEST(Scope, BinaryPatternsWildcardsAndExclusions) {
+  Scope scope;
+  scope.binary_patterns = {"MAIN", "libapp%"};
+  EXPECT_TRUE(scope.object_in_scope(object("/opt/lib/libapp_core.so", false)));  // basename match
+  EXPECT_FALSE(scope.object_in_scope(object("/opt/lib/libother.so", false)));
+  scope.binary_patterns = {"%", "!%/libc.so%", "!MAIN"};
+  EXPECT_TRUE(scope.object_in_scope(object("/opt/lib/libother.so", false)));
+  EXPECT_FALSE(scope.object_in_scope(object("/lib/x86_64-linux-gnu/libc.so.6", false)));
+  EXPECT_FALSE(scope.object_in_scope(object("/app/server", true)));
+  scope.binary_patterns = {"!libc.so%"};  // only exclusions: everything else is in scope
+  EXPECT_TRUE(scope.object_in_scope(object("/app/server", true)));
+  EXPECT_FALSE(scope.object_in_scope(object("/lib/libc.so.6", false)));
+}
+
+TEST(Scope, SourcePatternsAndSystemHeaders) {
+  Scope scope;
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/main.cpp"));
+  EXPECT_FALSE(scope.file_in_scope("/usr/include/c++/12/bits/stl_vector.h"));
+  EXPECT_FALSE(scope.file_in_scope("/usr/include/stdio.h"));
+  EXPECT_FALSE(scope.file_in_scope("/usr/lib/gcc/x86_64-linux-gnu/12/include/emmintrin.h"));
+  EXPECT_FALSE(scope.file_in_scope(""));
+  scope.source_patterns = {"%/src/%", "!%_test.cpp"};
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/src/main.cpp"));
+  EXPECT_FALSE(scope.file_in_scope("/home/me/app/src/main_test.cpp"));
+  EXPECT_FALSE(scope.file_in_scope("/home/me/app/lib/x.cpp"));
+  scope.source_patterns = {"main.cpp"};  // a bare name matches the last component
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/src/main.cpp"));
+  EXPECT_FALSE(scope.file_in_scope("/home/me/app/src/xmain.cpp"));
+  scope.source_patterns = {"!%/vendor/%"};
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/src/main.cpp"));
+  EXPECT_FALSE(scope.file_in_scope("/home/me/app/vendor/zlib.c"));
+}
+
+TEST(Paths, TrailingComponentMatchAndNormalisation) {
+  EXPECT_TRUE(path_matches("/src/app/main.c", "main.c"));
+  EXPECT_TRUE(path_matches("/src/app/main.c", "app/main.c"));
+  EXPECT_TRUE(path_matches("/src/app/main.c", "/src/app/main.c"));
+  EXPECT_FALSE(path_matches("/src/app/main.c", "ain.c"));
+  EXPECT_FALSE(path_matches("/src/app/main.c", "/app/main.c"));
+  EXPECT_EQ(normalize_path("/a//b/./c/../d.h"), "/a/b/d.h");
+  EXPECT_EQ(normalize_path("rel/../x.c"), "rel/../x.c");
+}
+
+}  // namespace
+}  // namespace whatif::symbols
