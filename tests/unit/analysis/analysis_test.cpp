@@ -264,6 +264,15 @@ TEST(Report, BootstrapIsDeterministicPerSeed) {
   EXPECT_GT(pa.impact.ci_high, pa.impact.value);
 }
 
+TEST(Report, GeneratorsMatchTheViewer) {  // same constants in viewer/test/analysis.test.mjs
+  Mulberry32 rng(1);
+  EXPECT_EQ(rng.next(), 2693262067u);
+  EXPECT_EQ(rng.next(), 11749833u);
+  EXPECT_EQ(rng.next(), 2265367787u);
+  EXPECT_EQ(fnv1a(""), 2166136261u);
+  EXPECT_EQ(fnv1a("a"), 0xe40c292cu);
+}
+
 TEST(Report, WarnsAboutRarelyVisitedPoints) {
   std::string text = "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n";
   for (int i = 0; i < 6; ++i)

@@ -1,0 +1,338 @@
+// The viewer's analysis: a line-for-line mirror of launcher/analysis/analysis.cpp (same sums in the
+// same order, the same Mulberry32 bootstrap), checked against the same golden vectors. Point
+// estimates are computed for every line up front; bootstrap CIs on demand (ensureIntervals).
+
+export const DEFAULT_OPTIONS = Object.freeze({ bootstrap: 500, seed: 1, phaseCorrection: true, point: null });
+export const CONTENTION_SLOPE = -0.05;
+export const MIN_VISITS_PER_EXPERIMENT = 5;
+
+/** Mulberry32 with 32-bit integer arithmetic, identical to the C++ class. */
+export function mulberry32(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+const encoder = new TextEncoder();
+export function fnv1a(text) {
+  let hash = 2166136261;
+  for (const byte of encoder.encode(text)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 16777619) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+function period(kind, duration, visits, inFlight) {
+  if (!(visits > 0)) return NaN;
+  if (kind === 'throughput') return duration > 0 ? duration / visits : NaN;
+  return inFlight > 0 ? inFlight / visits : NaN;
+}
+
+function periodOf(kind, units) {
+  let duration = 0, visits = 0, inFlight = 0;
+  for (const u of units) { duration += u.duration; visits += u.visits; inFlight += u.inFlight; }
+  return period(kind, duration, visits, inFlight);
+}
+
+function resampledPeriod(kind, units, next) {
+  let duration = 0, visits = 0, inFlight = 0;
+  const n = units.length;
+  for (let i = 0; i < n; i++) {
+    const u = units[Math.floor((next() * n) / 4294967296)];
+    duration += u.duration; visits += u.visits; inFlight += u.inFlight;
+  }
+  return period(kind, duration, visits, inFlight);
+}
+
+function meanHeight(x, y) {
+  if (x.length < 2 || !(x[x.length - 1] > 0)) return NaN;
+  let area = 0;
+  for (let i = 1; i < x.length; i++) area += ((y[i - 1] + y[i]) / 2) * (x[i] - x[i - 1]);
+  return area / x[x.length - 1];
+}
+
+function fit(x, y) {
+  const n = x.length;
+  if (n < 2) return [NaN, NaN];
+  let sx = 0, sy = 0;
+  for (let i = 0; i < n; i++) { sx += x[i]; sy += y[i]; }
+  const xm = sx / n, ym = sy / n;
+  let sxy = 0, sxx = 0;
+  for (let i = 0; i < n; i++) { sxy += (x[i] - xm) * (y[i] - ym); sxx += (x[i] - xm) * (x[i] - xm); }
+  if (!(sxx > 0)) return [NaN, NaN];
+  const slope = sxy / sxx;
+  return [slope, ym - slope * xm];
+}
+
+function quantile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const position = p * (sorted.length - 1);
+  const lower = Math.floor(position);
+  if (lower + 1 >= sorted.length) return sorted[sorted.length - 1];
+  return sorted[lower] + (sorted[lower + 1] - sorted[lower]) * (position - lower);
+}
+
+function interval(values) {
+  if (values.length === 0) return null;
+  const sorted = Float64Array.from(values).sort();
+  return [quantile(sorted, 0.025), quantile(sorted, 0.975)];
+}
+
+const finite = Number.isFinite;
+
+function phaseFor(line, options) {
+  if (!options.phaseCorrection) return { applied: false, factor: 1, reason: 'disabled' };
+  if (!line.sObsKnown || !(line.sObs > 0)) {
+    return { applied: false, factor: 1, reason: 'no samples in the line during its experiments' };
+  }
+  let s = 0, total = 0;
+  for (const profile of line.profiles) {
+    const pair = line.sAndT.get(profile);
+    if (!pair) return { applied: false, factor: 1, reason: 'the profile has no sample totals or run time' };
+    s += pair[0];
+    total += pair[1];
+  }
+  if (!(s > 0) || !(total > 0) || !(line.tObs > 0)) {
+    return { applied: false, factor: 1, reason: 'the profile has no sample totals or run time' };
+  }
+  return { applied: true, factor: Math.min(1, (line.tObs / line.sObs) * (s / total)), reason: null };
+}
+
+const byKey = (a, b) => a - b;
+const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Groups experiments into units per point, line and speedup (per mille), in experiment order. */
+function collect(profiles, report) {
+  const points = new Map();
+  const lines = new Map();
+  let invalid = 0;
+  profiles.forEach((profile, p) => {
+    const lastRunning = new Map();
+    for (const experiment of profile.experiments) {
+      if (!(experiment.effectiveDuration > 0) || !experiment.selected) { invalid++; continue; }
+      report.experiments++;
+      const key = Math.round(experiment.speedup * 1000);
+      let line = lines.get(experiment.selected);
+      if (!line) {
+        line = { experiments: 0, speedups: new Set(), tObs: 0, sObs: 0, sObsKnown: true, sAndT: new Map(), profiles: new Set() };
+        lines.set(experiment.selected, line);
+      }
+      line.experiments++;
+      line.speedups.add(key);
+      line.profiles.add(p);
+      line.tObs += experiment.effectiveDuration;
+      if (experiment.selectedSamples >= 0) line.sObs += experiment.selectedSamples;
+      else line.sObsKnown = false;
+      if (experiment.lineSamplesTotal >= 0 && experiment.elapsed > 0) {
+        lastRunning.set(experiment.selected, [experiment.lineSamplesTotal, experiment.elapsed]);
+      }
+      const seen = new Set();
+      for (const observation of experiment.points) {
+        if (seen.has(observation.name)) continue;
+        seen.add(observation.name);
+        let data = points.get(observation.name);
+        if (!data) {
+          data = { kind: observation.kind, byLine: new Map(), baseline: [],
+            summary: { name: observation.name, kind: observation.kind, experiments: 0, visits: 0, meanVisits: 0, baselineExperiments: 0 } };
+          points.set(observation.name, data);
+        } else if (data.kind !== observation.kind) {
+          continue;
+        }
+        const unit = observation.kind === 'throughput'
+          ? { duration: experiment.effectiveDuration, visits: observation.delta, inFlight: 0 }
+          : { duration: experiment.effectiveDuration, visits: observation.arrivals,
+            inFlight: observation.inFlightAvg * experiment.effectiveDuration };
+        let groups = data.byLine.get(experiment.selected);
+        if (!groups) { groups = new Map(); data.byLine.set(experiment.selected, groups); }
+        let group = groups.get(key);
+        if (!group) { group = []; groups.set(key, group); }
+        group.push(unit);
+        if (key === 0) { data.baseline.push(unit); data.summary.baselineExperiments++; }
+        data.summary.experiments++;
+        data.summary.visits += unit.visits;
+      }
+    }
+    const total = profile.samplesElapsed > 0 ? profile.samplesElapsed : profile.runtime;
+    for (const [name, line] of lines) {
+      if (!line.profiles.has(p)) continue;
+      if (profile.sampleCounts.size > 0 && total > 0) {
+        line.sAndT.set(p, [profile.sampleCounts.get(name) ?? 0, total]);
+      } else if (lastRunning.has(name)) {
+        line.sAndT.set(p, lastRunning.get(name));
+      }
+    }
+  });
+  return { points, lines, invalid };
+}
+
+/** Point estimates for one line and point; `state` keeps what ensureIntervals needs. */
+function analysePoint(lineName, name, data, groupsMap, factor) {
+  const groups = [...groupsMap.entries()].sort((a, b) => byKey(a[0], b[0]));
+  const result = { name, kind: data.kind, baseline: 'none', curve: [], impact: null, slope: null, intercept: null,
+    max: null, min: null, experiments: 0, speedups: groups.length, contention: false, intervals: false };
+  for (const [, units] of groups) result.experiments += units.length;
+  const own = groupsMap.get(0);
+  let baseline = null;
+  if (own && finite(periodOf(data.kind, own))) { baseline = own; result.baseline = 'line'; }
+  else if (data.baseline.length && finite(periodOf(data.kind, data.baseline))) { baseline = data.baseline; result.baseline = 'run'; }
+  else return result;
+
+  const base = periodOf(data.kind, baseline);
+  const keys = [], levels = [];
+  for (const [key, units] of groups) {
+    if (key === 0 && result.baseline === 'line') {
+      keys.push(0); levels.push(units);
+      result.curve.push({ speedup: 0, programSpeedup: 0, ciLow: null, ciHigh: null, experiments: units.length });
+      continue;
+    }
+    const value = periodOf(data.kind, units);
+    if (!finite(value)) continue;
+    keys.push(key); levels.push(units);
+    result.curve.push({ speedup: key / 1000, programSpeedup: (1 - value / base) * factor, ciLow: null, ciHigh: null,
+      experiments: units.length });
+  }
+  if (result.curve.length === 0) return result;
+  const fitPoints = (ys) => {
+    const fx = [], fy = [];
+    if (keys[0] !== 0) { fx.push(0); fy.push(0); }
+    for (let i = 0; i < keys.length; i++) { fx.push(keys[i] / 1000); fy.push(ys[i]); }
+    return [fx, fy];
+  };
+  const ys = result.curve.map((c) => c.programSpeedup);
+  const [fx, fy] = fitPoints(ys);
+  const impact = meanHeight(fx, fy);
+  const [slope, intercept] = fit(fx, fy);
+  result.impact = finite(impact) ? { value: impact, ciLow: null, ciHigh: null } : null;
+  result.slope = finite(slope) ? { value: slope, ciLow: null, ciHigh: null } : null;
+  result.intercept = finite(intercept) ? intercept : null;
+  result.max = Math.max(...ys);
+  result.min = Math.min(...ys);
+  Object.defineProperty(result, 'state', { value: { lineName, data, baseline, keys, levels, factor, fitPoints }, enumerable: false });
+  return result;
+}
+
+/** Fills bootstrap 95% CIs into a point result (idempotent). */
+export function ensureIntervals(point, options = DEFAULT_OPTIONS) {
+  if (point.intervals || !point.state || !(options.bootstrap > 0)) return point;
+  const { lineName, data, baseline, keys, levels, factor, fitPoints } = point.state;
+  const ownBaseline = point.baseline === 'line';
+  const next = mulberry32((options.seed ^ fnv1a(`${lineName}\n${point.name}`)) >>> 0);
+  const levelSamples = keys.map(() => []);
+  const impactSamples = [], slopeSamples = [];
+  const replicate = new Array(keys.length);
+  for (let b = 0; b < options.bootstrap; b++) {
+    const baseB = resampledPeriod(data.kind, baseline, next);
+    let complete = true;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] === 0 && ownBaseline) { replicate[i] = 0; continue; }
+      const value = resampledPeriod(data.kind, levels[i], next);
+      replicate[i] = (1 - value / baseB) * factor;
+      if (finite(replicate[i])) levelSamples[i].push(replicate[i]);
+      else complete = false;
+    }
+    if (!complete) continue;
+    const [fx, fy] = fitPoints(replicate);
+    const impactB = meanHeight(fx, fy);
+    const slopeB = fit(fx, fy)[0];
+    if (finite(impactB)) impactSamples.push(impactB);
+    if (finite(slopeB)) slopeSamples.push(slopeB);
+  }
+  point.curve.forEach((c, i) => {
+    if (keys[i] === 0 && ownBaseline) { c.ciLow = 0; c.ciHigh = 0; return; }
+    const ci = interval(levelSamples[i]);
+    if (ci) [c.ciLow, c.ciHigh] = ci;
+  });
+  const impactCi = interval(impactSamples);
+  if (point.impact && impactCi) [point.impact.ciLow, point.impact.ciHigh] = impactCi;
+  const slopeCi = interval(slopeSamples);
+  if (point.slope && slopeCi) [point.slope.ciLow, point.slope.ciHigh] = slopeCi;
+  const nonzero = keys.filter((k) => k !== 0).length;
+  point.contention = !!(point.slope && point.slope.ciHigh !== null && point.slope.ciHigh < 0 &&
+    point.slope.value <= CONTENTION_SLOPE && nonzero >= 2);
+  point.intervals = true;
+  return point;
+}
+
+/** Bootstrap intervals for every point of a line (and its contention flag). */
+export function ensureLineIntervals(line, options = DEFAULT_OPTIONS) {
+  for (const point of line.points) ensureIntervals(point, options);
+  line.contention = line.points.some((p) => p.contention);
+  return line;
+}
+
+function listSome(names, limit) {
+  const shown = names.slice(0, limit).join(', ');
+  return names.length > limit ? `${shown} and ${names.length - limit} more` : shown;
+}
+
+/**
+ * Analyses profiles together. With `eager`, bootstrap intervals are computed for every line (as
+ * `whatif report` does); otherwise call ensureLineIntervals for the lines you show.
+ */
+export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = {}) {
+  options = { ...DEFAULT_OPTIONS, ...options };
+  const report = { options, experiments: 0, phaseCorrectedLines: 0, points: [], lines: [], warnings: [] };
+  const { points, lines, invalid } = collect(profiles, report);
+  if (invalid > 0) {
+    report.warnings.push(`skipped ${invalid} experiment(s) without a positive effective duration or selected line`);
+  }
+  const pointNames = [...points.keys()].sort(byName);
+  for (const name of pointNames) {
+    const data = points.get(name);
+    const s = data.summary;
+    s.meanVisits = s.experiments ? s.visits / s.experiments : 0;
+    if (s.meanVisits < MIN_VISITS_PER_EXPERIMENT) {
+      report.warnings.push(`progress point '${name}' has only ${s.meanVisits.toFixed(1)} ` +
+        `${data.kind === 'latency' ? 'arrivals' : 'visits'} per experiment on average: its rates are noisy; put it ` +
+        'where it runs more often, or lengthen experiments');
+    }
+    if (s.baselineExperiments === 0) {
+      report.warnings.push(`progress point '${name}' has no baseline (speedup 0) experiments: no speedups can be ` +
+        'computed for it');
+    }
+    report.points.push(s);
+  }
+  if (points.size === 0 && report.experiments > 0) {
+    report.warnings.push('no progress point was visited: add COZ_PROGRESS/COZ_BEGIN/COZ_END or use -p');
+  }
+  if (report.experiments === 0) report.warnings.push('no experiments: the run ended before the first experiment finished');
+
+  const runBaselineLines = [];
+  for (const name of [...lines.keys()].sort(byName)) {
+    const data = lines.get(name);
+    const result = { line: name, experiments: data.experiments, speedups: data.speedups.size,
+      phase: phaseFor(data, options), points: [], rankImpact: null, contention: false };
+    if (result.phase.applied) report.phaseCorrectedLines++;
+    let usesRun = false;
+    for (const pointName of pointNames) {
+      const point = points.get(pointName);
+      const groups = point.byLine.get(name);
+      if (!groups) continue;
+      const pr = analysePoint(name, pointName, point, groups, result.phase.factor);
+      usesRun ||= pr.baseline === 'run';
+      if (pr.impact && (!options.point || options.point === pointName)) {
+        if (result.rankImpact === null || pr.impact.value > result.rankImpact) result.rankImpact = pr.impact.value;
+      }
+      result.points.push(pr);
+    }
+    if (usesRun) runBaselineLines.push(name);
+    if (eager) ensureLineIntervals(result, options);
+    report.lines.push(result);
+  }
+  if (runBaselineLines.length) {
+    report.warnings.push(`${runBaselineLines.length} line(s) have no baseline (speedup 0) experiments of their own; ` +
+      `their predictions use the run-wide baseline: ${listSome(runBaselineLines, 5)}`);
+  }
+  report.lines.sort((a, b) => {
+    if ((a.rankImpact === null) !== (b.rankImpact === null)) return a.rankImpact === null ? 1 : -1;
+    if (a.rankImpact !== null && a.rankImpact !== b.rankImpact) return b.rankImpact - a.rankImpact;
+    return byName(a.line, b.line);
+  });
+  return report;
+}

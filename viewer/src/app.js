@@ -1,0 +1,344 @@
+// The viewer page: loads profiles (embedded by `whatif view`, file picker, drag and drop, ?profile=URL),
+// analyses them together, and renders the summary, controls and one speedup plot per line. All
+// profile-derived text goes through textContent, never innerHTML.
+import { parseProfile } from './parse.js';
+import { analyse, ensureLineIntervals, DEFAULT_OPTIONS } from './analysis.js';
+import { speedupChart, PALETTE } from './chart.js';
+
+const $ = (id) => document.getElementById(id);
+const state = { profiles: [], report: null, pointNames: [], visible: [], observer: null };
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key.startsWith('data-')) node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+const pct = (v, digits = 1) => (v === null || v === undefined || !Number.isFinite(v) ? '–'
+  : `${v >= 0 ? '+' : '−'}${Math.abs(v * 100).toFixed(digits)}%`);
+const seconds = (ns) => (ns >= 1e9 ? `${(ns / 1e9).toFixed(2)} s` : `${(ns / 1e6).toFixed(1)} ms`);
+
+function showMessage(title, detail) {
+  $('messages').append(el('div', { class: 'message' }, el('strong', { text: title }), el('span', { text: detail })));
+}
+
+function classify(error) {
+  const m = String(error.message || error);
+  if (m.includes('empty profile')) return 'Empty profile';
+  if (m.includes('unsupported profile')) return 'Unsupported profile version';
+  return 'Invalid profile';
+}
+
+function addProfile(name, text) {
+  try {
+    state.profiles.push(parseProfile(text, name));
+    return true;
+  } catch (error) {
+    showMessage(classify(error), error.message);
+    return false;
+  }
+}
+
+// ---- summary --------------------------------------------------------------------------------------
+
+function renderSummary() {
+  const { report, profiles } = state;
+  const summary = $('summary');
+  summary.replaceChildren();
+  const first = profiles[0];
+  const program = first.command.length ? first.command[0].split('/').pop() : '(unknown program)';
+  const runtimes = profiles.map((p) => p.runtime).filter((t) => t > 0);
+  const stat = (label, value) => el('div', { class: 'stat' }, el('div', { class: 'label', text: label }),
+    el('div', { class: 'value', text: value }));
+  summary.append(el('div', { class: 'summary-grid' },
+    stat('program', program),
+    stat('runtime', runtimes.length ? runtimes.map(seconds).join(' + ') : 'unknown (no runtime record)'),
+    stat('experiments', report.experiments.toLocaleString('en-US')),
+    stat('lines', String(report.lines.length)),
+    stat('progress points', String(report.points.length)),
+    stat('phase correction', report.phaseCorrectedLines ? `${report.phaseCorrectedLines} of ${report.lines.length} lines`
+      : 'not applied')));
+  if (first.command.length) summary.append(el('div', { class: 'command mono', text: `$ ${first.command.join(' ')}` }));
+  summary.append(el('div', { class: 'profiles' }, el('span', { text: `${profiles.length} profile(s): ` }),
+    el('span', { class: 'profile-names', text: profiles.map((p) => `${p.name} (${p.format})`).join(', ') })));
+  const legend = el('div', { class: 'legend' });
+  report.points.forEach((p, i) => {
+    legend.append(el('span', { class: 'legend-item' },
+      el('span', { class: 'swatch', style: `background:${PALETTE[i % PALETTE.length]}` }),
+      el('span', { text: `${p.name} — ${p.kind}, ${p.meanVisits.toFixed(0)} ${p.kind === 'latency' ? 'arrivals' : 'visits'}/experiment` })));
+  });
+  summary.append(legend);
+  const warnings = [
+    ...profiles.flatMap((p) => p.warnings.map((w) => `${p.name}: ${w}`)),
+    ...profiles.flatMap((p) => p.notes.map((n) => `${p.name}: ${n}`)),
+    ...report.warnings,
+  ];
+  if (warnings.length) {
+    summary.append(el('ul', { class: 'warnings' }, ...warnings.map((w) => el('li', { text: w }))));
+  }
+  summary.hidden = false;
+}
+
+// ---- branch records / stalls: only when a profile carries such records ----------------------------
+
+function renderExtras() {
+  const extras = $('extras');
+  extras.replaceChildren();
+  const sections = [['lbr', 'Branch records', 'lbr-section'], ['stalls', 'Stalls', 'stalls-section']];
+  for (const [key, title, id] of sections) {
+    const records = state.profiles.flatMap((p) => p[key]);
+    if (!records.length) continue;
+    const columns = [...new Set(records.flatMap((r) => Object.keys(r)))].filter((c) => c !== 'type').slice(0, 8);
+    const table = el('table', {}, el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { text: c })))));
+    const body = el('tbody');
+    for (const record of records.slice(0, 50)) {
+      body.append(el('tr', {}, ...columns.map((c) => el('td', { class: 'mono',
+        text: typeof record[c] === 'object' ? JSON.stringify(record[c]) : String(record[c] ?? '') }))));
+    }
+    table.append(body);
+    extras.append(el('section', { class: 'panel', id },
+      el('h2', { text: `${title} (${records.length} record${records.length === 1 ? '' : 's'})` }), table));
+  }
+}
+
+// ---- controls, sorting, filtering -----------------------------------------------------------------
+
+const fileOf = (line) => line.slice(0, line.lastIndexOf(':'));
+const measured = (line) => Math.max(0, ...line.points.map((p) => p.curve.length));
+const lineMax = (line) => Math.max(...line.points.map((p) => (p.max ?? -Infinity)));
+const lineMin = (line) => Math.min(...line.points.map((p) => (p.min ?? Infinity)));
+const lineSlope = (line) => Math.max(...line.points.map((p) => (p.slope ? p.slope.value : -Infinity)));
+
+const SORTS = {
+  impact: (a, b) => (b.rankImpact ?? -Infinity) - (a.rankImpact ?? -Infinity) || a.line.localeCompare(b.line),
+  max: (a, b) => lineMax(b) - lineMax(a) || a.line.localeCompare(b.line),
+  min: (a, b) => lineMin(a) - lineMin(b) || a.line.localeCompare(b.line),
+  slope: (a, b) => lineSlope(b) - lineSlope(a) || a.line.localeCompare(b.line),
+  name: (a, b) => a.line.localeCompare(b.line, 'en', { numeric: true }),
+};
+
+function setupControls() {
+  const files = [...new Set(state.report.lines.map((l) => fileOf(l.line)))].sort();
+  const select = $('file-filter');
+  select.replaceChildren(el('option', { value: '', text: 'all files' }),
+    ...files.map((f) => el('option', { value: f, text: f.split('/').slice(-2).join('/') })));
+  const slider = $('min-points');
+  slider.max = String(Math.max(2, ...state.report.lines.map(measured)));
+  $('controls').hidden = false;
+}
+
+function sourceText(line) {
+  const snippet = findSource(line.line);
+  return snippet ? snippet.lines.join('\n') : '';
+}
+
+function applyView() {
+  const sort = $('sort').value;
+  const file = $('file-filter').value;
+  const text = $('text-filter').value.trim().toLowerCase();
+  const minPoints = Number($('min-points').value);
+  const contentionOnly = $('contention-only').checked;
+  $('min-points-value').textContent = String(minPoints);
+  let lines = state.report.lines.filter((l) => measured(l) >= minPoints);
+  if (file) lines = lines.filter((l) => fileOf(l.line) === file);
+  if (text) lines = lines.filter((l) => l.line.toLowerCase().includes(text) || sourceText(l).toLowerCase().includes(text));
+  if (contentionOnly) lines = lines.filter((l) => ensureLineIntervals(l, state.report.options).contention);
+  lines = [...lines].sort(SORTS[sort] || SORTS.impact);
+  state.visible = lines;
+  $('count').textContent = `showing ${lines.length} of ${state.report.lines.length} lines`;
+  renderPlots();
+}
+
+// ---- plots ------------------------------------------------------------------------------------------
+
+let sourceIndex = null;
+function findSource(lineName) {
+  if (!sourceIndex) {
+    sourceIndex = state.profiles.flatMap((p) => p.sources);
+  }
+  const colon = lineName.lastIndexOf(':');
+  const file = lineName.slice(0, colon);
+  const number = Number(lineName.slice(colon + 1));
+  const base = file.split('/').pop();
+  return sourceIndex.find((s) => (s.file === file || s.file.endsWith(`/${base}`) || file.endsWith(`/${s.file}`))
+    && number >= s.firstLine && number < s.firstLine + s.lines.length) || null;
+}
+
+function yDomain(lines) {
+  let lo = -5, hi = 5;
+  for (const line of lines) {
+    for (const p of line.points) {
+      for (const c of p.curve) {
+        lo = Math.min(lo, c.programSpeedup * 100, (c.ciLow ?? c.programSpeedup) * 100);
+        hi = Math.max(hi, c.programSpeedup * 100, (c.ciHigh ?? c.programSpeedup) * 100);
+      }
+    }
+  }
+  const pad = (hi - lo) * 0.06;
+  return [Math.max(-100, lo - pad), Math.min(100, hi + pad)];
+}
+
+function metric(label, value, sign) {
+  return el('span', {}, `${label} `, el('b', { class: sign === undefined ? '' : sign >= 0 ? 'pos' : 'neg', text: value }));
+}
+
+function card(line, rank) {
+  const options = state.report.options;
+  ensureLineIntervals(line, options);
+  const colon = line.line.lastIndexOf(':');
+  const path = line.line.slice(0, colon);
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  const title = el('h3', { title: line.line },
+    el('span', { class: 'rank', text: `#${rank}` }),
+    el('span', { class: 'name', text: `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
+    dir ? el('span', { class: 'dir', text: dir.length > 40 ? `…${dir.slice(-40)}` : dir }) : null);
+  if (line.contention) title.append(el('span', { class: 'badge contention', text: 'contention' }));
+  if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
+  const metrics = el('div', { class: 'metrics' });
+  for (const p of line.points) {
+    const prefix = line.points.length > 1 ? `${p.name}: ` : '';
+    if (p.impact) {
+      const ci = p.impact.ciLow !== null ? ` [${pct(p.impact.ciLow)}, ${pct(p.impact.ciHigh)}]` : '';
+      metrics.append(metric(`${prefix}impact`, `${pct(p.impact.value)}${ci}`, p.impact.value));
+    } else {
+      metrics.append(metric(`${prefix}impact`, p.baseline === 'none' ? 'no baseline' : '–'));
+    }
+    if (p.slope) metrics.append(metric('slope', `${p.slope.value >= 0 ? '+' : ''}${p.slope.value.toFixed(2)}`));
+  }
+  metrics.append(metric('experiments', String(line.experiments)));
+  metrics.append(metric('speedups', String(line.speedups)));
+  if (line.phase.applied) metrics.append(metric('phase ×', line.phase.factor.toFixed(2)));
+  const chart = el('div', { class: 'chart' });
+  const article = el('article', { class: `card${line.contention ? ' contention' : ''}`, 'data-line': line.line },
+    title, metrics, chart);
+  const snippet = findSource(line.line);
+  if (snippet) {
+    const number = Number(line.line.slice(colon + 1));
+    const pre = el('pre', { class: 'source' });
+    snippet.lines.forEach((text, i) => {
+      const n = snippet.firstLine + i;
+      pre.append(el('div', { class: n === number ? 'hit' : '' }, el('span', { class: 'num', text: String(n) }), text));
+    });
+    article.append(pre);
+  }
+  return article;
+}
+
+function drawChart(article, line) {
+  const chart = article.querySelector('.chart');
+  if (chart.dataset.rendered) return;
+  const width = Math.max(280, chart.clientWidth || 400);
+  chart.append(speedupChart(line, { width, yDomain: state.yDomain, pointNames: state.pointNames }));
+  chart.dataset.rendered = '1';
+}
+
+const EAGER_PLOTS = 12;
+
+function renderPlots() {
+  const plots = $('plots');
+  if (state.observer) state.observer.disconnect();
+  plots.replaceChildren();
+  state.yDomain = yDomain(state.visible.slice(0, 200));
+  const byElement = new Map();
+  state.observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      drawChart(entry.target, byElement.get(entry.target));
+      state.observer.unobserve(entry.target);
+    }
+  }, { rootMargin: '400px' });
+  const fragment = document.createDocumentFragment();
+  const articles = state.visible.map((line, i) => {
+    const article = card(line, i + 1);
+    byElement.set(article, line);
+    fragment.append(article);
+    return article;
+  });
+  plots.append(fragment);
+  articles.forEach((article, i) => {
+    if (i < EAGER_PLOTS) drawChart(article, state.visible[i]);
+    else state.observer.observe(article);
+  });
+}
+
+// ---- loading ----------------------------------------------------------------------------------------
+
+function refresh() {
+  if (!state.profiles.length) return;
+  const t0 = performance.now();
+  sourceIndex = null;
+  state.report = analyse(state.profiles, DEFAULT_OPTIONS, { eager: false });
+  state.pointNames = state.report.points.map((p) => p.name);
+  $('empty-state').hidden = true;
+  renderSummary();
+  renderExtras();
+  setupControls();
+  applyView();
+  document.body.dataset.ready = '1';
+  document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+}
+
+async function loadFiles(files) {
+  for (const file of files) addProfile(file.name, await file.text());
+  refresh();
+}
+
+async function loadUrls(urls) {
+  for (const url of urls) {
+    try {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      addProfile(url.split('/').pop() || url, await response.text());
+    } catch (error) {
+      showMessage('Cannot load profile', `${url}: ${error.message}. Browsers block fetch() from file:// pages; ` +
+        'use `whatif view` to embed profiles, or open the file with the button.');
+    }
+  }
+  refresh();
+}
+
+function init() {
+  $('file-input').addEventListener('change', (event) => {
+    $('messages').replaceChildren();
+    loadFiles([...event.target.files]);
+    event.target.value = '';
+  });
+  for (const id of ['sort', 'file-filter', 'min-points', 'contention-only']) $(id).addEventListener('input', applyView);
+  $('text-filter').addEventListener('input', applyView);
+  let depth = 0;
+  window.addEventListener('dragenter', (e) => { e.preventDefault(); depth++; document.body.classList.add('dragging'); });
+  window.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; document.body.classList.remove('dragging'); } });
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', (e) => {
+    e.preventDefault();
+    depth = 0;
+    document.body.classList.remove('dragging');
+    $('messages').replaceChildren();
+    loadFiles([...e.dataTransfer.files]);
+  });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => state.report && renderPlots(), 200);
+  });
+
+  let embedded = [];
+  try {
+    embedded = JSON.parse($('whatif-profiles').textContent || '[]');
+  } catch (error) {
+    showMessage('Invalid embedded profiles', error.message);
+  }
+  for (const { name, text } of embedded) addProfile(String(name), String(text));
+  const urls = new URLSearchParams(window.location.search).getAll('profile');
+  if (urls.length) loadUrls(urls);
+  else refresh();
+  document.body.dataset.init = '1';
+}
+
+init();

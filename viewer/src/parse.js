@@ -1,0 +1,210 @@
+// Profile readers for the viewer: whatif JSON Lines (v1), Coz's text format and Coz's JSON Lines
+// variant, normalised to one model. Mirrors launcher/analysis/profile.cpp (same rules, same messages).
+import { PROFILE_FORMAT, PROFILE_VERSION } from './format.js';
+
+const COZ_TYPES = new Set(['startup', 'experiment', 'throughput-point', 'progress-point', 'latency-point',
+  'samples', 'runtime', 'shutdown']);
+
+const num = (value, fallback) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+const str = (value, fallback = '') => (typeof value === 'string' ? value : fallback);
+const blank = (line) => /^[ \t\r]*$/.test(line);
+
+function emptyProfile(name) {
+  return {
+    name, format: 'whatif', command: [], sampler: '', experiments: [], sampleCounts: new Map(),
+    samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
+  };
+}
+
+function checkHeader(header, name, profile) {
+  const format = str(header.format, '?');
+  const version = header.version === undefined ? 'none' : JSON.stringify(header.version);
+  if (format !== PROFILE_FORMAT || version !== String(PROFILE_VERSION)) {
+    throw new Error(`${name}: unsupported profile: format '${format}' version ${version}; this viewer reads ` +
+      `format '${PROFILE_FORMAT}' version ${PROFILE_VERSION}. Use the whatif release that wrote it, or re-run ` +
+      'the profile with this one.');
+  }
+  if (Array.isArray(header.command)) profile.command = header.command.filter((a) => typeof a === 'string');
+  profile.sampler = str(header.sampler);
+}
+
+function readWhatifRecord(record, profile) {
+  switch (record.type) {
+    case 'experiment': {
+      const duration = num(record.duration_ns, 0);
+      const experiment = {
+        selected: str(record.selected),
+        speedup: num(record.speedup, 0),
+        effectiveDuration: num(record.effective_duration_ns, duration - num(record.delay_ns, 0)),
+        selectedSamples: num(record.selected_samples, -1),
+        lineSamplesTotal: num(record.line_samples_total, -1),
+        elapsed: num(record.elapsed_ns, -1),
+        points: [],
+      };
+      for (const point of Array.isArray(record.points) ? record.points : []) {
+        if (!point || typeof point !== 'object') continue;
+        const kind = str(point.kind, 'throughput');
+        if (kind === 'latency') {
+          experiment.points.push({ name: str(point.name), kind, arrivals: num(point.arrivals, 0),
+            departures: num(point.departures, 0), inFlightAvg: num(point.in_flight_avg, 0) });
+        } else if (kind === 'throughput') {
+          experiment.points.push({ name: str(point.name), kind, delta: num(point.delta, 0) });
+        }
+      }
+      profile.experiments.push(experiment);
+      break;
+    }
+    case 'samples':
+      profile.sampleCounts = new Map();
+      if (record.counts && typeof record.counts === 'object') {
+        for (const [line, count] of Object.entries(record.counts)) {
+          if (typeof count === 'number') profile.sampleCounts.set(line, count);
+        }
+      }
+      profile.samplesElapsed = num(record.elapsed_ns, -1);
+      break;
+    case 'runtime': profile.runtime = num(record.elapsed_ns, -1); break;
+    case 'warning': profile.warnings.push(str(record.message)); break;
+    case 'source':
+      profile.sources.push({ file: str(record.file), firstLine: num(record.first_line, 1),
+        lines: Array.isArray(record.lines) ? record.lines.map((l) => str(l)) : [] });
+      break;
+    case 'lbr': profile.lbr.push(record); break;
+    case 'stalls': profile.stalls.push(record); break;
+    default: break;  // header (checked by the caller), object and unknown types
+  }
+}
+
+function cozFromText(line) {
+  const parts = line.split('\t');
+  const type = parts[0];
+  if (!type || type.includes('=') || type.includes(' ')) return null;
+  const fields = {};
+  for (const part of parts.slice(1)) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    fields[part.slice(0, eq).replaceAll('-', '_')] = part.slice(eq + 1);
+  }
+  return { type, fields };
+}
+
+function cozFromJson(object) {
+  const fields = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (typeof value === 'string' || typeof value === 'number') fields[key.replaceAll('-', '_')] = String(value);
+  }
+  return { type: str(object.type).replaceAll('_', '-'), fields };
+}
+
+function cozNumber(record, key, fallback) {
+  const text = record.fields[key];
+  if (text === undefined) return fallback;
+  const value = parseFloat(text);
+  return Number.isFinite(value) ? value : fallback;
+}
+
+function readCozRecord(record, profile) {
+  const last = profile.experiments[profile.experiments.length - 1];
+  switch (record.type) {
+    case 'experiment':
+      profile.experiments.push({
+        selected: record.fields.selected ?? '', speedup: cozNumber(record, 'speedup', 0),
+        effectiveDuration: cozNumber(record, 'duration', 0),  // Coz subtracts delays already
+        selectedSamples: cozNumber(record, 'selected_samples', -1), lineSamplesTotal: -1, elapsed: -1, points: [],
+      });
+      break;
+    case 'throughput-point':
+    case 'progress-point':
+      if (last) last.points.push({ name: record.fields.name ?? '', kind: 'throughput', delta: cozNumber(record, 'delta', 0) });
+      break;
+    case 'latency-point':
+      if (last) {
+        last.points.push({ name: record.fields.name ?? '', kind: 'latency', arrivals: cozNumber(record, 'arrivals', 0),
+          departures: cozNumber(record, 'departures', 0), inFlightAvg: cozNumber(record, 'difference', 0) });
+      }
+      break;
+    case 'samples':
+      if (record.fields.location) profile.sampleCounts.set(record.fields.location, cozNumber(record, 'count', 0));
+      profile.samplesElapsed = profile.runtime;
+      break;
+    case 'runtime': profile.runtime = cozNumber(record, 'time', -1); break;
+    default: break;
+  }
+}
+
+/** Parses profile text; throws an Error whose message names the file and the problem. */
+export function parseProfile(text, name) {
+  const lines = text.split('\n');
+  const completeLast = text.endsWith('\n');
+  if (completeLast) lines.pop();
+  for (let i = 0; i < lines.length; i++) if (lines[i].endsWith('\r')) lines[i] = lines[i].slice(0, -1);
+  let last = lines.length - 1;
+  while (last >= 0 && blank(lines[last])) last--;
+  if (last < 0) {
+    throw new Error(`${name}: empty profile: it holds no records. The profiled program may have exited before ` +
+      'the profiler started; run it longer or check its output.');
+  }
+  let first = 0;
+  while (blank(lines[first])) first++;
+  const profile = emptyProfile(name);
+  const head = lines[first].trimStart();
+  const truncated = (i) => profile.notes.push(`ignored an incomplete last line (line ${i + 1})`);
+
+  if (head.startsWith('{')) {
+    let header;
+    try {
+      header = JSON.parse(lines[first]);
+    } catch {
+      throw new Error(`${name}: not a profile: line ${first + 1} is not valid JSON`);
+    }
+    const type = str(header?.type);
+    if (type === 'header') {
+      checkHeader(header, name, profile);
+    } else if (COZ_TYPES.has(type) || type === 'throughput_point' || type === 'latency_point') {
+      profile.format = 'coz-json';
+    } else if (header && ('format' in header || 'version' in header)) {
+      checkHeader(header, name, profile);
+    } else {
+      throw new Error(`${name}: not a profile: the first record has type '${type}', expected a whatif 'header' ` +
+        'or a Coz record');
+    }
+    for (let i = first; i <= last; i++) {
+      if (blank(lines[i])) continue;
+      let record;
+      try {
+        record = JSON.parse(lines[i]);
+      } catch (error) {
+        if (i === last) { truncated(i); break; }
+        throw new Error(`${name}:${i + 1}: invalid profile record: ${error.message}`);
+      }
+      if (!record || typeof record !== 'object' || Array.isArray(record)) {
+        if (i === last) { truncated(i); break; }
+        throw new Error(`${name}:${i + 1}: invalid profile record: not a JSON object`);
+      }
+      if (profile.format === 'whatif') {
+        if (i !== first && record.type === 'header') { checkHeader(record, name, profile); continue; }
+        readWhatifRecord(record, profile);
+      } else {
+        readCozRecord(cozFromJson(record), profile);
+      }
+    }
+  } else {
+    const record = cozFromText(lines[first]);
+    if (!record || !COZ_TYPES.has(record.type)) {
+      throw new Error(`${name}: not a profile: line ${first + 1} is neither JSON nor a record of Coz's text format ` +
+        '(startup, experiment, throughput-point, ...)');
+    }
+    profile.format = 'coz-text';
+    for (let i = first; i <= last; i++) {
+      if (blank(lines[i])) continue;
+      const coz = cozFromText(lines[i]);
+      if (!coz) {
+        if (i === last) { truncated(i); break; }
+        throw new Error(`${name}:${i + 1}: invalid Coz record`);
+      }
+      if (i === last && !completeLast && coz.type === 'experiment') { truncated(i); break; }
+      readCozRecord(coz, profile);
+    }
+  }
+  return profile;
+}

@@ -1,0 +1,214 @@
+// Browser tests of the built page (dist/whatif-viewer.html) in real headless Chromium via
+// playwright-core: plots, error bars, sorting, filters, latency sign, error messages, HTML-looking
+// file names shown as text, `?profile=URL`, `whatif view` embedding. Saves screenshots to test-artifacts/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { createServer } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const fixtures = join(root, 'tests', 'fixtures', 'profiles');
+const page = join(here, '..', 'dist', 'whatif-viewer.html');
+const artifacts = join(root, 'test-artifacts');
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let context, scratch, server, baseUrl;
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  scratch = mkdtempSync(join(tmpdir(), 'whatif-viewer-test-'));
+  context = await chromium.launchPersistentContext(join(scratch, 'profile'), {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS,
+    viewport: { width: 1400, height: 1000 },
+  });
+  server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
+    const file = path === '/' ? page : join(fixtures, path.slice(1));
+    if (!file.startsWith(fixtures) && file !== page) { response.writeHead(403).end(); return; }
+    if (!existsSync(file)) { response.writeHead(404).end('not found'); return; }
+    response.writeHead(200, { 'content-type': file === page ? 'text/html' : 'text/plain' }).end(readFileSync(file));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${server.address().port}/`;
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Opens the viewer from file:// and loads `files` through the file picker. */
+async function open(files = [], url = `file://${page}`) {
+  const tab = await context.newPage();
+  const errors = [];
+  tab.on('pageerror', (error) => errors.push(error.message));
+  tab.errors = errors;
+  await tab.goto(url);
+  await tab.waitForSelector('body[data-init="1"]');
+  if (files.length) {
+    await tab.setInputFiles('#file-input', files);
+    await tab.waitForFunction(() => document.body.dataset.ready === '1' || document.querySelector('.message'));
+  }
+  return tab;
+}
+
+const cardNames = (tab) => tab.$$eval('#plots .card', (cards) => cards.map((c) => c.dataset.line));
+
+test('one plot per line, with error bars, trends and source', async () => {
+  const tab = await open([join(fixtures, 'basic.jsonl')]);
+  assert.equal((await cardNames(tab)).length, 6);
+  const first = tab.locator('#plots .card').first();
+  assert.equal(await first.getAttribute('data-line'), '/home/dev/app/src/worker.cpp:42');
+  assert.ok(await first.locator('svg g.error-bar line').count() >= 10, 'error bars');
+  assert.equal(await first.locator('svg g.trend path').count(), 1, 'trend line');
+  assert.equal(await first.locator('svg g.measurement circle').count(), 12);
+  assert.match(await first.locator('.source .hit').textContent(), /work_at_line_42/);
+  const summary = await tab.locator('#summary').textContent();
+  assert.match(summary, /400/);
+  assert.match(summary, /\.\/app --threads 4 input\.txt/);
+  assert.match(summary, /run-wide baseline: \/home\/dev\/app\/src\/parse\.cpp:7/);
+  assert.match(summary, /no debug info/);
+  assert.equal(await tab.locator('#lbr-section, #stalls-section').count(), 0, 'no invented sections');
+  await tab.screenshot({ path: join(artifacts, 'viewer-basic.png') });
+  await tab.screenshot({ path: join(artifacts, 'viewer-basic-full.png'), fullPage: true });
+  assert.deepEqual(tab.errors, []);
+  await tab.close();
+});
+
+test('sort orders', async () => {
+  const tab = await open([join(fixtures, 'basic.jsonl')]);
+  const base = (names) => names.map((n) => n.split('/').pop());
+  assert.deepEqual(base(await cardNames(tab)),
+    ['worker.cpp:42', 'worker.cpp:57', 'parse.cpp:7', 'hash.h:120', 'util.cpp:88', 'queue.cpp:17']);
+  await tab.selectOption('#sort', 'name');
+  assert.deepEqual(base(await cardNames(tab)),
+    ['hash.h:120', 'parse.cpp:7', 'queue.cpp:17', 'util.cpp:88', 'worker.cpp:42', 'worker.cpp:57']);
+  await tab.selectOption('#sort', 'min');
+  assert.equal(base(await cardNames(tab))[0], 'queue.cpp:17');
+  await tab.selectOption('#sort', 'max');
+  assert.equal(base(await cardNames(tab))[0], 'worker.cpp:42');
+  await tab.selectOption('#sort', 'slope');
+  const slopes = base(await cardNames(tab));
+  assert.equal(slopes[0], 'worker.cpp:42');
+  assert.equal(slopes[5], 'queue.cpp:17');
+  await tab.close();
+});
+
+test('filters: file, text, minimum speedups, contention', async () => {
+  const tab = await open([join(fixtures, 'basic.jsonl')]);
+  await tab.selectOption('#file-filter', '/home/dev/app/src/worker.cpp');
+  assert.equal((await cardNames(tab)).length, 2);
+  await tab.selectOption('#file-filter', '');
+  await tab.fill('#text-filter', 'queue');
+  assert.deepEqual(await cardNames(tab), ['/home/dev/app/src/queue.cpp:17']);
+  await tab.fill('#text-filter', 'work_at_line_88');  // matches the source snippet
+  assert.deepEqual(await cardNames(tab), ['/home/dev/app/src/util.cpp:88']);
+  await tab.fill('#text-filter', '');
+  await tab.locator('#min-points').fill('13');
+  const many = await cardNames(tab);
+  assert.ok(many.length >= 1 && many.length < 6, `min 13 speedups leaves ${many.length}`);
+  await tab.locator('#min-points').fill('1');
+  await tab.check('#contention-only');
+  assert.deepEqual(await cardNames(tab), ['/home/dev/app/src/queue.cpp:17']);
+  assert.equal(await tab.locator('#plots .card.contention .badge.contention').count(), 1);
+  await tab.close();
+});
+
+test('latency: shorter latency plots upwards', async () => {
+  const tab = await open([join(fixtures, 'latency.jsonl')]);
+  const first = tab.locator('#plots .card').first();
+  assert.equal(await first.getAttribute('data-line'), '/srv/server.cpp:210');
+  assert.match(await first.locator('.metrics').textContent(), /impact \+\d/);
+  const [zeroY, highestY] = await first.evaluate((card) => {
+    const dots = [...card.querySelectorAll('g.measurement circle')];
+    const ys = dots.map((d) => Number(d.getAttribute('cy')));
+    return [ys[0], Math.min(...ys)];  // the first dot is the baseline at (0, 0)
+  });
+  assert.ok(highestY < zeroY - 20, 'the largest line speedup sits well above the zero line');
+  await tab.close();
+});
+
+test('clear messages for empty, invalid and unknown-version files', async () => {
+  const tab = await open([join(fixtures, 'empty.jsonl'), join(fixtures, 'invalid.jsonl'),
+    join(fixtures, 'unknown-version.jsonl')]);
+  const messages = await tab.$$eval('.message', (m) => m.map((x) => x.textContent));
+  assert.equal(messages.length, 3);
+  assert.match(messages[0], /^Empty profile.*empty\.jsonl: empty profile/);
+  assert.match(messages[1], /^Invalid profile.*invalid\.jsonl: not a profile/);
+  assert.match(messages[2], /^Unsupported profile version.*version 99; this viewer reads format 'whatif-profile' version 1/);
+  assert.equal((await cardNames(tab)).length, 0);
+  await tab.close();
+});
+
+test('file names that look like HTML are shown as text', async () => {
+  const dir = join(scratch, 'names');
+  mkdirSync(dir, { recursive: true });
+  const good = join(dir, '<script>window.__pwned=1<script><img src=x onerror="window.__pwned=2">.jsonl');
+  const bad = join(dir, '<b>bold<b><script>window.__pwned=3<script>.jsonl');
+  writeFileSync(good, readFileSync(join(fixtures, 'exact.jsonl')));
+  writeFileSync(bad, 'not a profile\n');
+  const tab = await open([good, bad]);
+  const names = await tab.locator('.profile-names').textContent();
+  assert.ok(names.includes('<script>window.__pwned=1<script><img src=x onerror="window.__pwned=2">.jsonl'), names);
+  assert.match(await tab.locator('.message').textContent(), /<b>bold<b><script>window\.__pwned=3<script>\.jsonl: not a profile/);
+  assert.equal(await tab.locator('#summary img, #messages b, #messages script').count(), 0);
+  assert.equal(await tab.evaluate(() => window.__pwned), undefined);
+  await tab.close();
+});
+
+test('?profile=URL loads and combines profiles (Coz text and JSON Lines too)', async () => {
+  const tab = await open([], `${baseUrl}?profile=basic.jsonl&profile=coz-basic.coz`);
+  await tab.waitForSelector('body[data-ready="1"]');
+  assert.equal((await cardNames(tab)).length, 9);
+  assert.match(await tab.locator('.profile-names').textContent(), /basic\.jsonl \(whatif\), coz-basic\.coz \(coz-text\)/);
+  await tab.close();
+  const coz = await open([join(fixtures, 'coz-basic.coz.jsonl')]);
+  assert.deepEqual((await cardNames(coz)).slice(0, 1), ['matrix.c:31']);
+  assert.equal(await coz.locator('.legend-item').count(), 2);
+  await coz.screenshot({ path: join(artifacts, 'viewer-coz.png') });
+  await coz.close();
+});
+
+test('branch-record and stall sections appear only with such records', async () => {
+  const file = join(scratch, 'with-lbr.jsonl');
+  writeFileSync(file, `${readFileSync(join(fixtures, 'exact.jsonl'), 'utf8')}` +
+    '{"type":"lbr","from":"a.c:1","to":"a.c:9","count":12}\n{"type":"stalls","line":"a.c:3","cycles":400}\n');
+  const tab = await open([file]);
+  assert.match(await tab.locator('#lbr-section').textContent(), /Branch records \(1 record\).*a\.c:9/);
+  assert.match(await tab.locator('#stalls-section').textContent(), /Stalls \(1 record\).*400/);
+  await tab.close();
+});
+
+/** The launcher, when built: $WHATIF_BIN, else the usual build directories. */
+function whatifBinary() {
+  const candidates = [process.env.WHATIF_BIN, join(root, 'build', 'launcher', 'whatif'),
+    join(root, 'build-view', 'launcher', 'whatif')].filter(Boolean);
+  return candidates.find((c) => existsSync(c));
+}
+
+test('whatif view embeds profiles safely', { skip: !whatifBinary() && 'whatif not built' }, async () => {
+  const profile = join(scratch, '<script>alert(1)<script>.jsonl');
+  const hostile = '{"type":"warning","message":"</script><script>window.__pwned=1</script><!-- x"}\n';
+  writeFileSync(profile, readFileSync(join(fixtures, 'basic.jsonl'), 'utf8') + hostile);
+  const out = join(scratch, 'embedded.html');
+  const printed = execFileSync(whatifBinary(), ['view', profile, '-o', out],
+    { env: { ...process.env, WHATIF_VIEWER_HTML: page }, encoding: 'utf8' }).trim();
+  assert.equal(printed, out);
+  const html = readFileSync(out, 'utf8');
+  assert.equal(html.split('</script><script>window.__pwned').length, 1, 'no raw </script> from the profile');
+  const tab = await open([], `file://${out}`);
+  await tab.waitForSelector('body[data-ready="1"]');
+  assert.equal((await cardNames(tab)).length, 6);
+  assert.match(await tab.locator('.warnings').textContent(), /<\/script><script>window\.__pwned=1<\/script>/);
+  assert.match(await tab.locator('.profile-names').textContent(), /<script>alert\(1\)<script>\.jsonl/);
+  assert.equal(await tab.evaluate(() => window.__pwned), undefined);
+  await tab.close();
+});
