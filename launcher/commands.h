@@ -12,6 +12,7 @@ struct Commands {
 };
 
 void register_commands(CLI::App& app, Commands& commands);
+void register_run(CLI::App& app, Commands& commands);
 void register_lines(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);
 void register_view(CLI::App& app, Commands& commands);

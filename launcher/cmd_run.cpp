@@ -1,0 +1,368 @@
+// `whatif run [options] --- program args`: launches the program with libwhatif.so preloaded, shows
+// progress, then finishes the profile (source snippets, clear diagnostics) and returns the
+// program's exit status. Runs in the launcher process, single-threaded.
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analysis/profile.h"
+#include "commands.h"
+#include "launcher_paths.h"
+#include "symbols/symbol_map.h"
+
+namespace whatif::cli {
+namespace {
+
+struct RunOptions {
+  std::vector<std::string> binary_scope;
+  std::vector<std::string> source_scope;
+  std::vector<std::string> progress_points;
+  std::vector<std::string> sampled_points;
+  std::string output;
+  bool end_to_end = false;
+  std::string fixed_line;
+  int fixed_speedup = -1;
+  double sampling_period_ms = 1.0;
+  double experiment_length_ms = 100.0;
+  long long seed = -1;
+  std::string format = "whatif";
+  std::string sampler = "auto";
+  bool append = false;
+  bool follow_children = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+void fail(const std::string& message) { std::fprintf(stderr, "whatif: error: %s\n", message.c_str()); }
+void note(const std::string& message) { std::fprintf(stderr, "whatif: %s\n", message.c_str()); }
+
+/// Finds `name` like execvp would; empty when not found. Sets `why` on failure.
+std::string resolve_program(const std::string& name, std::string& why) {
+  auto check = [&](const std::string& path) -> bool {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) return false;
+    if (S_ISDIR(info.st_mode)) {
+      why = path + " is a directory";
+      return false;
+    }
+    if (access(path.c_str(), X_OK) != 0) {
+      why = path + " is not executable: chmod +x it, or check the path";
+      return false;
+    }
+    return true;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (check(name)) return name;
+    if (why.empty()) why = "program " + name + " not found";
+    return {};
+  }
+  const char* path = std::getenv("PATH");
+  std::string directories = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= directories.size()) {
+    std::size_t end = directories.find(':', start);
+    if (end == std::string::npos) end = directories.size();
+    std::string directory = directories.substr(start, end - start);
+    std::string candidate = (directory.empty() ? "." : directory) + "/" + name;
+    if (check(candidate)) return candidate;
+    start = end + 1;
+  }
+  if (why.empty()) why = "program '" + name + "' not found in PATH: give its path, e.g. ./" + name;
+  return {};
+}
+
+std::string join(const std::vector<std::string>& parts, char separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
+}
+
+/// Counts completed experiments and progress visits in the profile written so far.
+struct ProgressSummary {
+  long experiments = 0;
+  double visits = 0;
+};
+ProgressSummary scan_progress(const std::string& path, std::streamoff& offset, ProgressSummary summary) {
+  std::ifstream in(path);
+  if (!in) return summary;
+  in.seekg(offset);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // a partial last line: read it next time
+    offset = in.tellg();
+    if (line.find("\"experiment\"") == std::string::npos && line.rfind("experiment\t", 0) != 0 &&
+        line.rfind("throughput-point", 0) != 0 && line.rfind("latency-point", 0) != 0) {
+      continue;
+    }
+    if (line.rfind("experiment\t", 0) == 0) {
+      ++summary.experiments;
+      continue;
+    }
+    if (line.rfind("throughput-point", 0) == 0 || line.rfind("latency-point", 0) == 0) {
+      auto at = line.find(line[0] == 't' ? "delta=" : "arrivals=");
+      if (at != std::string::npos) summary.visits += std::atof(line.c_str() + line.find('=', at) + 1);
+      continue;
+    }
+    auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_discarded() || record.value("type", "") != "experiment") continue;
+    ++summary.experiments;
+    for (const auto& point : record.value("points", nlohmann::json::array())) {
+      summary.visits += point.value("kind", "") == "latency" ? point.value("arrivals", 0.0) : point.value("delta", 0.0);
+    }
+  }
+  return summary;
+}
+
+/// Appends `source` records with a few lines around each profiled line whose file is readable.
+void embed_sources(const std::string& path, const analysis::Profile& profile) {
+  constexpr long kContext = 3;
+  constexpr std::size_t kMaxLines = 400;
+  std::map<std::string, std::set<long>> wanted;
+  std::size_t count = 0;
+  auto want = [&](const std::string& location) {
+    auto colon = location.rfind(':');
+    if (colon == std::string::npos || count >= kMaxLines) return;
+    long line = std::atol(location.c_str() + colon + 1);
+    if (line > 0 && wanted[location.substr(0, colon)].insert(line).second) ++count;
+  };
+  for (const auto& experiment : profile.experiments) want(experiment.selected);
+  std::vector<std::pair<double, std::string>> by_samples;
+  for (const auto& [location, samples] : profile.sample_counts) by_samples.emplace_back(-samples, location);
+  std::sort(by_samples.begin(), by_samples.end());
+  for (const auto& entry : by_samples) want(entry.second);
+
+  std::ofstream out(path, std::ios::app);
+  for (const auto& [file, lines] : wanted) {
+    std::ifstream source(file);
+    if (!source) continue;
+    std::vector<std::string> text;
+    for (std::string row; std::getline(source, row);) text.push_back(row);
+    long shown_until = 0;
+    for (long line : lines) {
+      long first = std::max(1L, line - kContext);
+      long last = std::min(static_cast<long>(text.size()), line + kContext);
+      if (first <= shown_until) first = shown_until + 1;
+      if (first > last) continue;
+      nlohmann::json snippet = {{"type", "source"}, {"file", file}, {"first_line", first},
+                                {"lines", std::vector<std::string>(text.begin() + first - 1, text.begin() + last)}};
+      out << snippet.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      shown_until = last;
+    }
+  }
+}
+
+void append_warning(const std::string& path, const std::string& message) {
+  std::ofstream out(path, std::ios::app);
+  out << nlohmann::json({{"type", "warning"}, {"message", message}}).dump() << '\n';
+}
+
+volatile sig_atomic_t g_child_pid = 0;
+void forward_signal(int sig) {
+  if (g_child_pid > 0) ::kill(g_child_pid, sig);
+}
+
+int run(const RunOptions& options) {
+  if (options.command.empty()) {
+    fail("no program given: whatif run [options] --- PROGRAM [ARGS...]");
+    return 2;
+  }
+  std::string why;
+  std::string program = resolve_program(options.command[0], why);
+  if (program.empty()) {
+    fail(why);
+    return 127;
+  }
+  std::string runtime = find_runtime_library();
+  if (runtime.empty()) {
+    fail("cannot find libwhatif.so next to the whatif launcher (looked in ../lib and its own directory): rebuild with `make`");
+    return 2;
+  }
+  bool coz = options.format == "coz";
+  if (!coz && options.format != "whatif") {
+    fail("--format must be whatif or coz, not '" + options.format + "'");
+    return 2;
+  }
+  std::string output = !options.output.empty() ? options.output : coz ? "profile.coz" : "profile.jsonl";
+
+  // Catch a missing-debug-info program before spending a whole run on it.
+  bool default_scope = options.binary_scope.empty() ||
+                       (options.binary_scope.size() == 1 && options.binary_scope[0] == "MAIN");
+  if (auto map = symbols::SymbolMap::for_file(program); map && default_scope) {
+    const auto& objects = (*map)->objects();
+    if (!objects.empty() && !objects.front().has_debug_info && !options.end_to_end) {
+      fail("no debug info for " + options.command[0] +
+           ": rebuild with -g, or install its debug symbols (or widen the scope with -b to libraries that have them)");
+      return 2;
+    }
+  }
+
+  if (!options.append) std::filesystem::remove(output);
+  std::string absolute_output = std::filesystem::absolute(output).string();
+
+  std::vector<std::pair<std::string, std::string>> environment = {
+      {"WHATIF_OUTPUT", absolute_output},
+      {"WHATIF_FORMAT", options.format},
+      {"WHATIF_SAMPLING_PERIOD_NS", std::to_string(static_cast<long long>(options.sampling_period_ms * 1e6))},
+      {"WHATIF_EXPERIMENT_LENGTH_NS", std::to_string(static_cast<long long>(options.experiment_length_ms * 1e6))},
+      {"WHATIF_COMMAND", join(options.command, '\x1f')},
+  };
+  if (!options.binary_scope.empty()) environment.emplace_back("WHATIF_BINARY_SCOPE", join(options.binary_scope, ';'));
+  if (!options.source_scope.empty()) environment.emplace_back("WHATIF_SOURCE_SCOPE", join(options.source_scope, ';'));
+  if (!options.progress_points.empty()) environment.emplace_back("WHATIF_PROGRESS_POINTS", join(options.progress_points, ';'));
+  if (!options.sampled_points.empty()) environment.emplace_back("WHATIF_SAMPLED_POINTS", join(options.sampled_points, ';'));
+  if (options.end_to_end) environment.emplace_back("WHATIF_END_TO_END", "1");
+  if (!options.fixed_line.empty()) environment.emplace_back("WHATIF_FIXED_LINE", options.fixed_line);
+  if (options.fixed_speedup >= 0) environment.emplace_back("WHATIF_FIXED_SPEEDUP", std::to_string(options.fixed_speedup));
+  if (options.seed >= 0) environment.emplace_back("WHATIF_SEED", std::to_string(options.seed));
+  if (options.sampler == "timer") environment.emplace_back("WHATIF_SAMPLER", "timer");
+  if (options.follow_children) environment.emplace_back("WHATIF_FOLLOW_CHILDREN", "1");
+  const char* existing = std::getenv("LD_PRELOAD");
+  environment.emplace_back("LD_PRELOAD", existing && *existing ? runtime + ":" + existing : runtime);
+
+  pid_t child = fork();
+  if (child < 0) {
+    fail(std::string("fork failed: ") + std::strerror(errno));
+    return 2;
+  }
+  if (child == 0) {
+    for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& argument : options.command) argv.push_back(const_cast<char*>(argument.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    std::fprintf(stderr, "whatif: error: cannot run %s: %s\n", program.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  g_child_pid = child;
+  // Ctrl-C reaches the program through the terminal; the launcher stays to finish the profile.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  signal(SIGTERM, forward_signal);
+  signal(SIGHUP, forward_signal);
+
+  bool tty = isatty(STDERR_FILENO) && !options.quiet;
+  auto started = std::chrono::steady_clock::now();
+  auto last_report = started;
+  std::streamoff offset = 0;
+  ProgressSummary progress;
+  int status = 0;
+  while (true) {
+    pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto now = std::chrono::steady_clock::now();
+    auto interval = tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
+    if (!options.quiet && now - last_report >= interval) {
+      last_report = now;
+      progress = scan_progress(absolute_output, offset, progress);
+      double seconds = std::chrono::duration<double>(now - started).count();
+      std::fprintf(stderr, "%swhatif: %.0fs, %ld experiments, %.0f progress visits -> %s%s", tty ? "\r" : "", seconds,
+                   progress.experiments, progress.visits, output.c_str(), tty ? "   " : "\n");
+    }
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  g_child_pid = 0;
+
+  int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  auto profile = analysis::read_profile(absolute_output);
+  if (!profile) {
+    fail("the program wrote no usable profile (" + profile.error() +
+         "): did it run at all? Check that it is dynamically linked (LD_PRELOAD cannot enter a static binary)");
+    return exit_status != 0 ? exit_status : 1;
+  }
+  if (WIFSIGNALED(status) && !coz) {
+    append_warning(absolute_output, std::string("the program was terminated by ") + strsignal(WTERMSIG(status)) +
+                                        "; the profile keeps every experiment completed before that");
+  }
+  if (!coz) embed_sources(absolute_output, *profile);
+
+  for (const std::string& warning : profile->warnings) note("warning: " + warning);
+  std::size_t experiments = profile->experiments.size();
+  double visits = 0;
+  for (const auto& experiment : profile->experiments) {
+    for (const auto& point : experiment.points) visits += point.kind == analysis::PointKind::latency ? point.arrivals : point.delta;
+  }
+  if (experiments == 0) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    note(fmt::format("no experiment completed in {:.1f} s: run the program longer (e.g. a bigger input), or shorten "
+                     "experiments with --experiment-length", seconds));
+  } else if (visits == 0) {
+    fail("no progress point was reached: add COZ_PROGRESS (include/whatif.h or coz.h) where a unit of work completes, "
+         "or use --end-to-end, or -p FILE:LINE for a breakpoint progress point");
+  }
+  note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits)", output, experiments, visits));
+  if (!coz && experiments > 0) {
+    note(fmt::format("see the answer: whatif report {}   |   whatif view {}", output, output));
+  }
+  return exit_status;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Commands& commands) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run_command = app.add_subcommand(
+      "run", "Profile a program: whatif run [options] --- PROGRAM [ARGS...] (a plain -- works too)");
+  run_command->add_option("-b,--binary-scope", options->binary_scope,
+                          "Objects whose lines may be chosen: MAIN (default), %-wildcards, !exclusions")
+      ->take_all();
+  run_command->add_option("-s,--source-scope", options->source_scope,
+                          "Source files whose lines may be chosen: %-wildcards, !exclusions (default: all of "
+                          "the in-scope objects' own sources)")
+      ->take_all();
+  run_command->add_option("-p,--progress", options->progress_points,
+                          "A breakpoint progress point FILE:LINE, counted by a hardware breakpoint (repeatable)");
+  run_command->add_option("--sampled-progress", options->sampled_points,
+                          "A sampled progress point FILE:LINE: samples in that line count as progress");
+  run_command->add_option("-o,--output", options->output, "Profile file (default profile.jsonl, or profile.coz with --format coz)");
+  run_command->add_flag("--end-to-end", options->end_to_end, "One experiment per run, measured by total runtime");
+  run_command->add_option("--fixed-line", options->fixed_line, "Only speed up this FILE:LINE");
+  run_command->add_option("--fixed-speedup", options->fixed_speedup, "Only use this virtual speedup, in percent")
+      ->check(CLI::Range(0, 100));
+  run_command->add_option("--sampling-period", options->sampling_period_ms, "Sampling period in milliseconds (default 1)")
+      ->check(CLI::Range(0.1, 1000.0));
+  run_command->add_option("--experiment-length", options->experiment_length_ms,
+                          "Minimum experiment length in milliseconds (default 100; grows until progress points see "
+                          "enough visits)")
+      ->check(CLI::Range(1.0, 100000.0));
+  run_command->add_option("--seed", options->seed, "Random seed for line and speedup choice")->check(CLI::NonNegativeNumber);
+  run_command->add_option("--format", options->format, "Profile format: whatif (JSON Lines, default) or coz (Coz's text)");
+  run_command->add_option("--sampler", options->sampler, "Sampling backend: auto (perf_event, else timer) or timer")
+      ->check(CLI::IsMember({"auto", "timer"}));
+  run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
+  run_command->add_flag("--follow-children", options->follow_children, "Also preload the runtime into programs it runs");
+  run_command->add_flag("-q,--quiet", options->quiet, "No progress line");
+  run_command->add_option("command", options->command, "The program and its arguments, after --- or --");
+  run_command->prefix_command();
+  run_command->callback([&commands, run_command, options] {
+    std::vector<std::string> rest = run_command->remaining();
+    if (!rest.empty() && (rest.front() == "--" || rest.front() == "---")) rest.erase(rest.begin());
+    options->command.insert(options->command.end(), rest.begin(), rest.end());
+    commands.run = [options] { return run(*options); };
+  });
+}
+
+}  // namespace whatif::cli
