@@ -132,10 +132,12 @@ function collect(profiles, report) {
       if (experiment.lineSamplesTotal >= 0 && experiment.elapsed > 0) {
         lastRunning.set(experiment.selected, [experiment.lineSamplesTotal, experiment.elapsed]);
       }
-      const seen = new Set();
-      for (const observation of experiment.points) {
-        if (seen.has(observation.name)) continue;
-        seen.add(observation.name);
+      const observations = experiment.points;
+      for (let o = 0; o < observations.length; o++) {
+        const observation = observations[o];
+        let duplicate = false;
+        for (let q = 0; q < o && !duplicate; q++) duplicate = observations[q].name === observation.name;
+        if (duplicate) continue;
         let data = points.get(observation.name);
         if (!data) {
           data = { kind: observation.kind, byLine: new Map(), baseline: [],

@@ -188,18 +188,8 @@ function metric(label, value, sign) {
   return el('span', {}, `${label} `, el('b', { class: sign === undefined ? '' : sign >= 0 ? 'pos' : 'neg', text: value }));
 }
 
-function card(line, rank) {
-  const options = state.report.options;
-  ensureLineIntervals(line, options);
-  const colon = line.line.lastIndexOf(':');
-  const path = line.line.slice(0, colon);
-  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
-  const title = el('h3', { title: line.line },
-    el('span', { class: 'rank', text: `#${rank}` }),
-    el('span', { class: 'name', text: `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
-    dir ? el('span', { class: 'dir', text: dir.length > 40 ? `…${dir.slice(-40)}` : dir }) : null);
-  if (line.contention) title.append(el('span', { class: 'badge contention', text: 'contention' }));
-  if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
+/** Impact, slope and counts; CIs once the line's bootstrap has run (ensureLineIntervals). */
+function metricsOf(line) {
   const metrics = el('div', { class: 'metrics' });
   for (const p of line.points) {
     const prefix = line.points.length > 1 ? `${p.name}: ` : '';
@@ -214,9 +204,21 @@ function card(line, rank) {
   metrics.append(metric('experiments', String(line.experiments)));
   metrics.append(metric('speedups', String(line.speedups)));
   if (line.phase.applied) metrics.append(metric('phase ×', line.phase.factor.toFixed(2)));
-  const chart = el('div', { class: 'chart' });
-  const article = el('article', { class: `card${line.contention ? ' contention' : ''}`, 'data-line': line.line },
-    title, metrics, chart);
+  return metrics;
+}
+
+/** A card with the line's name, metrics and source; the chart is drawn when it scrolls into view. */
+function card(line, rank) {
+  const colon = line.line.lastIndexOf(':');
+  const path = line.line.slice(0, colon);
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  const title = el('h3', { title: line.line },
+    el('span', { class: 'rank', text: `#${rank}` }),
+    el('span', { class: 'name', text: `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
+    dir ? el('span', { class: 'dir', text: dir.length > 40 ? `…${dir.slice(-40)}` : dir }) : null);
+  if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
+  const article = el('article', { class: 'card', 'data-line': line.line }, title, metricsOf(line),
+    el('div', { class: 'chart' }));
   const snippet = findSource(line.line);
   if (snippet) {
     const number = Number(line.line.slice(colon + 1));
@@ -233,6 +235,12 @@ function card(line, rank) {
 function drawChart(article, line) {
   const chart = article.querySelector('.chart');
   if (chart.dataset.rendered) return;
+  ensureLineIntervals(line, state.report.options);
+  article.querySelector('.metrics').replaceWith(metricsOf(line));
+  if (line.contention) {
+    article.classList.add('contention');
+    article.querySelector('h3').append(el('span', { class: 'badge contention', text: 'contention' }));
+  }
   const width = Math.max(280, chart.clientWidth || 400);
   chart.append(speedupChart(line, { width, yDomain: state.yDomain, pointNames: state.pointNames }));
   chart.dataset.rendered = '1';
@@ -274,6 +282,7 @@ function refresh() {
   const t0 = performance.now();
   sourceIndex = null;
   state.report = analyse(state.profiles, DEFAULT_OPTIONS, { eager: false });
+  const t1 = performance.now();
   state.pointNames = state.report.points.map((p) => p.name);
   $('empty-state').hidden = true;
   renderSummary();
@@ -281,7 +290,8 @@ function refresh() {
   setupControls();
   applyView();
   document.body.dataset.ready = '1';
-  document.body.dataset.renderMs = String(Math.round(performance.now() - t0));
+  document.body.dataset.analyseMs = String(Math.round(t1 - t0));
+  document.body.dataset.renderMs = String(Math.round(performance.now() - t1));
 }
 
 async function loadFiles(files) {
@@ -328,13 +338,17 @@ function init() {
     resizeTimer = setTimeout(() => state.report && renderPlots(), 200);
   });
 
+  const t0 = performance.now();
   let embedded = [];
   try {
     embedded = JSON.parse($('whatif-profiles').textContent || '[]');
   } catch (error) {
     showMessage('Invalid embedded profiles', error.message);
   }
+  const t1 = performance.now();
   for (const { name, text } of embedded) addProfile(String(name), String(text));
+  document.body.dataset.embedMs = String(Math.round(t1 - t0));
+  document.body.dataset.parseMs = String(Math.round(performance.now() - t1));
   const urls = new URLSearchParams(window.location.search).getAll('profile');
   if (urls.length) loadUrls(urls);
   else refresh();
