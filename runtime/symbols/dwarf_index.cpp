@@ -131,6 +131,7 @@ struct DwarfIndex::Impl {
   std::vector<Unit> units;
   std::vector<UnitRange> unit_ranges;  // sorted by begin
   std::unordered_map<Dwarf_Off, std::string_view> names;  // DIE offset -> function name
+  std::vector<uint32_t> chain_;  // scratch for build_frames
 
   ~Impl() {
     if (dbg) {
@@ -637,7 +638,9 @@ struct DwarfIndex::Impl {
   }
 
   void build_frames(const Unit& unit, const LineRow& row, uint64_t address, std::vector<SourceLine>* frames) {
-    std::vector<uint32_t> chain;  // outermost function first
+    frames->reserve(4);
+    std::vector<uint32_t>& chain = chain_;  // outermost function first
+    chain.clear();
     auto fn = std::upper_bound(unit.functions.begin(), unit.functions.end(), address,
                                [](uint64_t a, const TopRange& r) { return a < r.begin; });
     for (int steps = 0; fn != unit.functions.begin() && steps < 4 && chain.empty(); ++steps) {

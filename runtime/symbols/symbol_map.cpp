@@ -117,6 +117,7 @@ class SymbolMapImpl final : public SymbolMap {
     } else if (object.in_scope) {
       for (auto& note : notes) warnings_.push_back(std::move(note));
     }
+    state.interned_path = interner_.intern(object.path);
     states_.push_back(std::move(state));
     std::size_t index = states_.size() - 1;
     if (states_[index].info.in_scope && states_[index].info.has_debug_info) {
@@ -189,7 +190,7 @@ class SymbolMapImpl final : public SymbolMap {
     State& state = states_[object];
     AddressInfo info;
     if (!state.index->lookup(address - state.info.bias, &info.frames)) return std::nullopt;
-    info.object = interner_.intern(state.info.path);
+    info.object = state.interned_path;
     return info;
   }
 
@@ -268,6 +269,7 @@ class SymbolMapImpl final : public SymbolMap {
  private:
   struct State {
     LoadedObject info;
+    std::string_view interned_path;  // info.path, interned: AddressInfo::object points here
     std::unique_ptr<DwarfIndex> index;
     bool open_tried = false;
   };
