@@ -1,0 +1,140 @@
+// Unit tests of delay accounting (runtime/delays): the invariants of the Coz paper §3.4 that keep
+// virtual speedups honest. Runs the catch-up path on test threads with real (short) sleeps.
+#include "delays/delays.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "os/os.h"
+
+namespace whatif::delays {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+void start_experiment(GlobalDelays& global, uint64_t delay_ns) {
+  global.epoch_start_ns.store(global.global_ns.load());
+  global.delay_size_ns.store(delay_ns);
+  global.phase.store(static_cast<int>(Phase::kRunning));
+}
+
+TEST(Delays, SelectedSampleAdvancesOwnClockAndGlobalWithoutPausingItself) {
+  GlobalDelays global;
+  LocalDelays sampled;
+  start_experiment(global, 2 * kMs);
+  credit_selected_sample(global, sampled);
+  EXPECT_EQ(sampled.local_ns.load(), 2 * kMs);
+  EXPECT_EQ(global.global_ns.load(), 2 * kMs);
+  uint64_t start = os::monotonic_ns();
+  catch_up(global, sampled);  // nothing owed: its own sample counts as its pause
+  EXPECT_LT(os::monotonic_ns() - start, kMs);
+}
+
+TEST(Delays, OtherThreadsPauseForTheDelayTheyOwe) {
+  GlobalDelays global;
+  LocalDelays sampled, other;
+  start_experiment(global, 3 * kMs);
+  credit_selected_sample(global, sampled);
+  uint64_t start = os::monotonic_ns();
+  catch_up(global, other);
+  uint64_t paused = os::monotonic_ns() - start;
+  EXPECT_GE(paused, 3 * kMs);
+  EXPECT_EQ(other.local_ns.load(), 3 * kMs);
+}
+
+TEST(Delays, MinimalDelayRuleBothThreadsSampledNeitherPauses) {
+  // §3.4.3: if every thread runs the selected line equally, no thread needs to pause.
+  GlobalDelays global;
+  LocalDelays a, b;
+  start_experiment(global, 5 * kMs);
+  credit_selected_sample(global, a);
+  credit_selected_sample(global, b);
+  EXPECT_EQ(global.global_ns.load(), 5 * kMs);  // raised to the max, not the sum
+  uint64_t start = os::monotonic_ns();
+  catch_up(global, a);
+  catch_up(global, b);
+  EXPECT_LT(os::monotonic_ns() - start, 2 * kMs);
+}
+
+TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
+  GlobalDelays global;
+  LocalDelays sampled, other;
+  start_experiment(global, kMs / 10);  // 100 µs: nanosleep oversleeps by tens of µs here
+  for (int i = 0; i < 50; ++i) {
+    credit_selected_sample(global, sampled);
+    catch_up(global, other);
+  }
+  uint64_t owed = 50 * (kMs / 10);
+  EXPECT_EQ(other.local_ns.load(), owed);
+  // Every oversleep is subtracted from later pauses: what was slept is what was owed plus the
+  // excess still carried, exactly (without tracking it would be owed + 50 oversleeps).
+  EXPECT_EQ(other.paused_ns.load(), owed + other.excess_ns);
+  EXPECT_LT(other.excess_ns, 5 * kMs);
+}
+
+TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
+  GlobalDelays global;
+  LocalDelays waker, sleeper;
+  start_experiment(global, 4 * kMs);
+  before_blocking(global, sleeper);
+  credit_selected_sample(global, waker);  // accrues while the sleeper is blocked
+  uint64_t start = os::monotonic_ns();
+  after_blocking(global, sleeper, /*woken_by_thread=*/true);
+  EXPECT_LT(os::monotonic_ns() - start, 2 * kMs);
+  EXPECT_EQ(sleeper.local_ns.load(), global.global_ns.load());
+}
+
+TEST(Delays, ThreadWokenByTimeoutOrIoExecutesDelaysAfterwards) {
+  GlobalDelays global;
+  LocalDelays waker, sleeper;
+  start_experiment(global, 4 * kMs);
+  before_blocking(global, sleeper);
+  credit_selected_sample(global, waker);
+  uint64_t start = os::monotonic_ns();
+  after_blocking(global, sleeper, /*woken_by_thread=*/false);
+  EXPECT_GE(os::monotonic_ns() - start, 4 * kMs);
+}
+
+TEST(Delays, DebtsFromBeforeAnExperimentAreForgiven) {
+  GlobalDelays global;
+  LocalDelays sampled, late;
+  start_experiment(global, 50 * kMs);
+  credit_selected_sample(global, sampled);
+  start_experiment(global, kMs);  // the next experiment starts before `late` caught up
+  uint64_t start = os::monotonic_ns();
+  catch_up(global, late);
+  EXPECT_LT(os::monotonic_ns() - start, 10 * kMs);
+  EXPECT_EQ(late.local_ns.load(), global.global_ns.load());
+}
+
+TEST(Delays, NewThreadInheritsParentsClock) {
+  GlobalDelays global;
+  LocalDelays sampled, parent, child;
+  start_experiment(global, 3 * kMs);
+  credit_selected_sample(global, sampled);
+  catch_up(global, parent);
+  inherit(child, parent);
+  uint64_t start = os::monotonic_ns();
+  catch_up(global, child);  // the parent's pause already delayed the child's creation
+  EXPECT_LT(os::monotonic_ns() - start, kMs);
+}
+
+TEST(Delays, ConcurrentCreditsNeverOvershootTheMaximum) {
+  GlobalDelays global;
+  start_experiment(global, 1000);
+  constexpr int kThreads = 4, kSamples = 10000;
+  LocalDelays locals[kThreads];
+  std::vector<std::thread> threads;
+  for (auto& local : locals) {
+    threads.emplace_back([&global, &local] {
+      for (int i = 0; i < kSamples; ++i) credit_selected_sample(global, local);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(global.global_ns.load(), uint64_t{kSamples} * 1000);
+}
+
+}  // namespace
+}  // namespace whatif::delays

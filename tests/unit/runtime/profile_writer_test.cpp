@@ -1,0 +1,115 @@
+// Round trip of the profile writer (runtime/profile) through the launcher's reader
+// (launcher/analysis): the writer, the readers and the format definition agree.
+#include "profile/profile_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/profile.h"
+#include "whatif/profile_format.h"
+
+namespace whatif::profile {
+namespace {
+
+std::string temp_path(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string(name) + "-" + std::to_string(getpid()))).string();
+}
+
+ExperimentRecord sample_experiment() {
+  ExperimentRecord e;
+  e.id = 3;
+  e.selected = "/src/app.c:42";
+  e.speedup = 0.25;
+  e.duration_ns = 100000000;
+  e.delay_ns = 5000000;
+  e.selected_samples = 40;
+  e.total_samples = 180;
+  e.line_samples_total = 400;
+  e.elapsed_ns = 2000000000;
+  e.points = {{"jobs", false, 120, 0, 0, 0}, {"request", true, 50, 48, 3.5, 2}};
+  return e;
+}
+
+TEST(ProfileWriter, WhatifFormatRoundTripsThroughTheReader) {
+  std::string path = temp_path("whatif-writer");
+  {
+    ProfileWriter writer;
+    ASSERT_TRUE(writer.open(path, Format::kWhatif).ok());
+    Header header;
+    header.command = {"./app", "--fast"};
+    header.sampling_period_ns = 1000000;
+    header.sampler = "perf_event";
+    header.options_json = "{}";
+    writer.header(header);
+    writer.experiment(sample_experiment());
+    writer.samples({{"/src/app.c:42", 400}}, 2000000000);
+    writer.warning("something to know");
+    writer.runtime(2100000000, 1, 0);
+  }
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  auto header = nlohmann::json::parse(first);
+  EXPECT_EQ(header["format"], format::kProfileFormat);
+  EXPECT_EQ(header["version"], format::kProfileVersion);
+
+  auto profile = analysis::read_profile(path);
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  ASSERT_EQ(profile->experiments.size(), 1u);
+  const analysis::Experiment& e = profile->experiments[0];
+  EXPECT_EQ(e.selected, "/src/app.c:42");
+  EXPECT_DOUBLE_EQ(e.speedup, 0.25);
+  EXPECT_DOUBLE_EQ(e.effective_duration_ns, 95000000);
+  EXPECT_DOUBLE_EQ(e.selected_samples, 40);
+  ASSERT_EQ(e.points.size(), 2u);
+  EXPECT_EQ(e.points[1].kind, analysis::PointKind::latency);
+  EXPECT_DOUBLE_EQ(e.points[1].in_flight_avg, 3.5);
+  EXPECT_EQ(profile->sample_counts.at("/src/app.c:42"), 400);
+  EXPECT_EQ(profile->warnings, std::vector<std::string>{"something to know"});
+  std::filesystem::remove(path);
+}
+
+TEST(ProfileWriter, CozFormatRoundTripsThroughTheCozReader) {
+  std::string path = temp_path("whatif-writer-coz");
+  {
+    ProfileWriter writer;
+    ASSERT_TRUE(writer.open(path, Format::kCoz).ok());
+    Header header;
+    header.start_realtime_ns = 123;
+    writer.header(header);
+    writer.experiment(sample_experiment());
+    writer.samples({{"/src/app.c:42", 400}}, 0);
+    writer.runtime(2100000000, 1, 0);
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "startup\ttime=123");
+  std::getline(in, line);
+  EXPECT_EQ(line, "experiment\tselected=/src/app.c:42\tspeedup=0.250000\tduration=95000000\tselected-samples=40");
+  std::getline(in, line);
+  EXPECT_EQ(line, "throughput-point\tname=jobs\tdelta=120");
+  std::getline(in, line);
+  EXPECT_EQ(line, "latency-point\tname=request\tarrivals=50\tdepartures=48\tdifference=2");
+
+  auto profile = analysis::read_profile(path);
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  EXPECT_EQ(profile->format, analysis::ProfileFormat::coz_text);
+  ASSERT_EQ(profile->experiments.size(), 1u);
+  EXPECT_DOUBLE_EQ(profile->experiments[0].effective_duration_ns, 95000000);
+  std::filesystem::remove(path);
+}
+
+TEST(ProfileWriter, UnwritablePathIsAClearError) {
+  ProfileWriter writer;
+  auto result = writer.open("/nonexistent-dir/profile.jsonl", Format::kWhatif);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().find("/nonexistent-dir/profile.jsonl"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace whatif::profile

@@ -1,0 +1,65 @@
+// Unit tests of the Coz-ABI counter registry (runtime/progress): stable counters per (type, name),
+// usable from many threads, and latency pairing by name.
+#include "progress/progress_points.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace whatif::progress {
+namespace {
+
+TEST(ProgressPoints, SameTypeAndNameGiveTheSameCounter) {
+  CounterRegistry& registry = counters();
+  CozCounter* first = registry.get(1, "unit-test-point");
+  CozCounter* again = registry.get(1, "unit-test-point");
+  CozCounter* begin = registry.get(2, "unit-test-point");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first, again);
+  EXPECT_NE(first, begin);
+  EXPECT_EQ(registry.get(7, "bad type"), nullptr);
+  EXPECT_EQ(registry.get(1, nullptr), nullptr);
+}
+
+TEST(ProgressPoints, ConcurrentRegistrationYieldsOneCounterPerName) {
+  std::vector<std::thread> threads;
+  std::vector<std::set<CozCounter*>> seen(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([t, &seen] {
+      for (int i = 0; i < 20; ++i) seen[t].insert(counters().get(1, ("concurrent-" + std::to_string(i)).c_str()));
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 1; t < 8; ++t) EXPECT_EQ(seen[t], seen[0]);
+  EXPECT_EQ(seen[0].size(), 20u);
+}
+
+TEST(ProgressPoints, ReadingPairsBeginAndEndIntoLatencyPoints) {
+  CozCounter* begin = counters().get(2, "unit-latency");
+  CozCounter* end = counters().get(3, "unit-latency");
+  CozCounter* throughput = counters().get(1, "unit-throughput");
+  begin->count = 10;
+  end->count = 7;
+  throughput->count = 42;
+  bool saw_latency = false, saw_throughput = false;
+  for (const PointReading& reading : read_source_points()) {
+    if (reading.name == "unit-latency") {
+      saw_latency = true;
+      EXPECT_TRUE(reading.latency);
+      EXPECT_EQ(reading.visits, 10u);
+      EXPECT_EQ(reading.departures, 7u);
+    }
+    if (reading.name == "unit-throughput") {
+      saw_throughput = true;
+      EXPECT_FALSE(reading.latency);
+      EXPECT_EQ(reading.visits, 42u);
+    }
+  }
+  EXPECT_TRUE(saw_latency);
+  EXPECT_TRUE(saw_throughput);
+}
+
+}  // namespace
+}  // namespace whatif::progress
