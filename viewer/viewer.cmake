@@ -1,10 +1,12 @@
 # Builds the viewer page (one self-contained HTML file) next to the `whatif` binary, where
 # `whatif view` looks for it. Needs node and npm; reruns only when the viewer's sources,
 # lock file or the profile format change. Without node the C++ build proceeds and `whatif view`
-# explains what to install.
+# explains what to install. Sanitizer builds skip it (they only run unit tests).
 find_program(WHATIF_NODE node)
 find_program(WHATIF_NPM npm)
-if(WHATIF_NODE AND WHATIF_NPM)
+if(WHATIF_SANITIZE)
+  # nothing: `whatif view` from such a build falls back to viewer/dist or $WHATIF_VIEWER_HTML
+elseif(WHATIF_NODE AND WHATIF_NPM)
   file(GLOB_RECURSE WHATIF_VIEWER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/viewer/src/*)
   set(WHATIF_VIEWER_HTML ${CMAKE_CURRENT_BINARY_DIR}/whatif-viewer.html)
   add_custom_command(

@@ -52,7 +52,8 @@ function renderSummary() {
   const summary = $('summary');
   summary.replaceChildren();
   const first = profiles[0];
-  const program = first.command.length ? first.command[0].split('/').pop() : '(unknown program)';
+  const program = first.command.length ? first.command[0].split('/').pop()
+    : first.format === 'whatif' ? '(unknown)' : '(not recorded by Coz)';
   const runtimes = profiles.map((p) => p.runtime).filter((t) => t > 0);
   const stat = (label, value) => el('div', { class: 'stat' }, el('div', { class: 'label', text: label }),
     el('div', { class: 'value', text: value }));
