@@ -2,10 +2,8 @@
 // Runs on the profiler thread or in single-threaded tools; never in signal handlers.
 #include "symbols/dwarf_index.h"
 
-#include <fcntl.h>
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,12 +13,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "symbols/elf_dwarf_access.h"
+
 namespace whatif::symbols {
 namespace {
 
 constexpr int kMaxDieDepth = 128;         // deeper DIE nesting is treated as malformed
 constexpr int kMaxOriginHops = 8;         // abstract_origin/specification chains followed for names
 constexpr std::size_t kMaxWarnings = 20;  // per object; later ones are counted, not kept
+constexpr int kMaxNeutralizedUnits = 64;  // malformed units stepped over before giving up
 constexpr uint32_t kNone = UINT32_MAX;
 
 /// Addresses that linkers use for code from discarded sections (COMDAT, --gc-sections).
@@ -120,7 +121,7 @@ bool path_matches(std::string_view path, std::string_view query) {
 }
 
 struct DwarfIndex::Impl {
-  int fd = -1;
+  std::unique_ptr<ElfDwarfAccess> access;
   Dwarf_Debug dbg = nullptr;
   std::string object;
   std::string debug_file;
@@ -133,15 +134,18 @@ struct DwarfIndex::Impl {
   std::unordered_map<Dwarf_Off, std::string_view> names;  // DIE offset -> function name
   std::vector<uint32_t> chain_;  // scratch for build_frames
 
-  ~Impl() {
+  ~Impl() { close_dwarf(); }
+
+  void close_dwarf() {
     if (dbg) {
       Dwarf_Error error = nullptr;
       dwarf_finish(dbg, &error);
+      dbg = nullptr;
     }
-    if (fd >= 0) ::close(fd);
   }
 
   void warn(std::string message) {
+    if (std::find(warnings.begin(), warnings.end(), message) != warnings.end()) return;  // re-indexing
     if (warnings.size() >= kMaxWarnings) {
       ++dropped_warnings;
       return;
@@ -332,7 +336,55 @@ struct DwarfIndex::Impl {
 
   // ---- opening and the unit index ----------------------------------------------------------
 
-  Result<void> index_units() {
+  struct UnitFailure {
+    bool failed = false;
+    uint64_t offset = 0;
+    std::string message;
+  };
+
+  /// Opens libdwarf on `access` and indexes units, stepping over malformed unit headers by
+  /// neutralising them and starting again.
+  Result<void> open_and_index() {
+    for (int attempt = 0;; ++attempt) {
+      Dwarf_Error error = nullptr;
+      int res = dwarf_object_init_b(access->interface(), nullptr, nullptr, DW_GROUPNUMBER_ANY, &dbg, &error);
+      if (res != DW_DLV_OK) {
+        std::string why = res == DW_DLV_ERROR ? take_error(error) : "no DWARF sections";
+        dbg = nullptr;
+        return Error{fmt::format("cannot read DWARF of {} from {}: {}", object, debug_file, why)};
+      }
+      UnitFailure failure = index_units();
+      if (!failure.failed) return {};
+      if (attempt < kMaxNeutralizedUnits) {
+        close_dwarf();  // libdwarf must not hold section data while it changes
+        if (access->neutralize_info_unit(failure.offset)) {
+          warn(fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {} skipped: {}", failure.offset,
+                           debug_file, failure.message));
+          units.clear();
+          unit_ranges.clear();
+          names.clear();
+          continue;
+        }
+        // Reopen unchanged to keep the units before the bad one.
+        res = dwarf_object_init_b(access->interface(), nullptr, nullptr, DW_GROUPNUMBER_ANY, &dbg, &error);
+        if (res != DW_DLV_OK) {
+          if (res == DW_DLV_ERROR) take_error(error);
+          dbg = nullptr;
+          return Error{fmt::format("cannot read DWARF of {} from {}", object, debug_file)};
+        }
+        units.clear();
+        unit_ranges.clear();
+        names.clear();
+        index_units();
+      }
+      warn(fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {} skipped, with the units after it: {}",
+                       failure.offset, debug_file, failure.message));
+      return {};
+    }
+  }
+
+  UnitFailure index_units() {
+    UnitFailure failure;
     Dwarf_Error error = nullptr;
     // .debug_aranges first: unit DIE offsets it covers need no DIE range reading.
     std::unordered_map<Dwarf_Off, std::vector<Range>> aranges;
@@ -368,9 +420,8 @@ struct DwarfIndex::Impl {
                                    &extension_size, &signature, &type_offset, &next, &unit_type, &error);
       if (res == DW_DLV_NO_ENTRY) break;
       if (res == DW_DLV_ERROR) {
-        // libdwarf cannot step past a unit whose header it rejects; the units after it are lost.
-        warn(fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {} skipped, with the units after it: {}",
-                         header_offset, debug_file, take_error(error)));
+        // libdwarf cannot step past a unit it rejects; the caller neutralises it and reopens.
+        failure = UnitFailure{true, header_offset, take_error(error)};
         break;
       }
       Unit unit;
@@ -379,6 +430,7 @@ struct DwarfIndex::Impl {
       header_offset = next;
       Dwarf_Die die = nullptr;
       res = dwarf_siblingof_b(dbg, nullptr, true, &die, &error);
+      if (res == DW_DLV_NO_ENTRY && access->neutralized().count(unit.header_offset)) continue;
       if (res != DW_DLV_OK) {
         warn(fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {} skipped: {}", unit.header_offset,
                          debug_file, res == DW_DLV_ERROR ? take_error(error) : "no unit DIE"));
@@ -415,7 +467,7 @@ struct DwarfIndex::Impl {
     }
     std::sort(unit_ranges.begin(), unit_ranges.end(),
               [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
-    return {};
+    return failure;
   }
 
   // ---- per-unit parsing ----------------------------------------------------------------------
@@ -682,16 +734,10 @@ Result<std::unique_ptr<DwarfIndex>> DwarfIndex::open(const std::string& debug_fi
   impl->debug_file = debug_file;
   impl->interner = interner;
   impl->sink = warnings;
-  impl->fd = ::open(debug_file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (impl->fd < 0) return Error{fmt::format("cannot open {}: {}", debug_file, std::strerror(errno))};
-  Dwarf_Error error = nullptr;
-  int res = dwarf_init_b(impl->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, nullptr, nullptr, &impl->dbg, &error);
-  if (res != DW_DLV_OK) {
-    std::string why = res == DW_DLV_ERROR ? impl->take_error(error) : "no DWARF sections";
-    impl->dbg = nullptr;
-    return Error{fmt::format("cannot read DWARF of {} from {}: {}", object, debug_file, why)};
-  }
-  auto indexed = impl->index_units();
+  auto access = ElfDwarfAccess::open(debug_file);
+  if (!access.ok()) return Error{access.error()};
+  impl->access = std::move(access.value());
+  auto indexed = impl->open_and_index();
   if (!indexed.ok()) return Error{indexed.error()};
   return std::unique_ptr<DwarfIndex>(new DwarfIndex(std::move(impl)));
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 
@@ -168,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
     Fixtures, ProgramVariant,
     ::testing::Values(Variant{"fx_gcc_dwarf5", false, 5}, Variant{"fx_gcc_dwarf4", false, 4},
                       Variant{"fx_gcc_dwarf3", false, 3}, Variant{"fx_gcc_nopie", false, 5},
-                      Variant{"fx_gcc_gz", false, 5}, Variant{"fx_gcc_o2", true, 5},
+                      Variant{"fx_gcc_gz", false, 5}, Variant{"fx_gcc_zdebug", false, 5},
+                      Variant{"fx_gcc_o2", true, 5},
                       Variant{"fx_gcc_dwarf4_o2", true, 4}, Variant{"fx_clang_dwarf5", false, 5},
                       Variant{"fx_clang_dwarf4", false, 4}, Variant{"fx_clang_o2", true, 5},
                       Variant{"fx_buildid", false, 5}, Variant{"fx_debuglink", false, 4},
@@ -405,39 +407,54 @@ class CorruptCopy {
   std::size_t section_offset_ = 0;
 };
 
-TEST(MalformedDwarf, BadUnitHeaderIsSkippedWithAWarning) {
+/// Corrupts the first unit (fx_main.c) with `corrupt` and checks the second (fx_util.c) still works.
+void expect_first_unit_skipped(const std::function<void(CorruptCopy&)>& corrupt) {
   CorruptCopy copy(fixture_bin("fx_gcc_dwarf5"), ".debug_info");
   ASSERT_TRUE(copy.found());
-  std::size_t second = copy.unit_offset(1);  // fx_util.c's unit
-  copy.overwrite(second + 4, {0xff, 0x00});  // version 255
+  corrupt(copy);
   const std::string& path = copy.write();
   auto map = SymbolMap::for_file(path);
   ASSERT_TRUE(map.ok()) << map.error();
   auto warnings = map.value()->take_warnings();
-  EXPECT_TRUE(has_warning(warnings, fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {}", second, path)))
+  EXPECT_TRUE(has_warning(warnings, "malformed DWARF unit at .debug_info offset 0x0 in " + path + " skipped: "))
       << join(warnings);
-  auto info = map.value()->lookup(symbol_address(path, "fx_compute"));
+  EXPECT_FALSE(map.value()->lookup(symbol_address(path, "fx_compute")).has_value());
+  auto info = map.value()->lookup(symbol_address(path, "fx_util_twice"));
   ASSERT_TRUE(info.has_value());
-  EXPECT_EQ(info->frames[0].line, marker_line(fixture_src("fx_main.c"), "fx_compute"));
-  EXPECT_FALSE(map.value()->lookup(symbol_address(path, "fx_util_twice")).has_value());
+  EXPECT_EQ(info->frames[0].line, marker_line(fixture_src("fx_util.c"), "fx_util_twice"));
+  EXPECT_EQ(info->frames[0].function, "fx_util_twice");
   EXPECT_EQ(map.value()->summarize(map.value()->objects()[0]).compilation_units, 1u);
 }
 
-TEST(MalformedDwarf, BadUnitDieIsSkippedWithAWarning) {
+TEST(MalformedDwarf, BadUnitVersionIsSkippedAndLaterUnitsStillWork) {
+  expect_first_unit_skipped([](CorruptCopy& copy) { copy.overwrite(4, {0xff, 0x00}); });
+}
+
+TEST(MalformedDwarf, BadAbbreviationOffsetIsSkippedAndLaterUnitsStillWork) {
+  expect_first_unit_skipped([](CorruptCopy& copy) { copy.overwrite(8, {0xff, 0xff, 0xff, 0x0f}); });
+}
+
+TEST(MalformedDwarf, BadUnitDieIsSkippedAndLaterUnitsStillWork) {
+  expect_first_unit_skipped([](CorruptCopy& copy) { copy.overwrite(12, {0x7e}); });  // DWARF 5 header: 12 bytes
+}
+
+TEST(MalformedDwarf, BadUnitLengthLosesOnlyTheUnitsFromThereOn) {
   CorruptCopy copy(fixture_bin("fx_gcc_dwarf5"), ".debug_info");
   ASSERT_TRUE(copy.found());
   std::size_t second = copy.unit_offset(1);
-  copy.overwrite(second + 12, {0x7e});  // the second unit DIE's abbreviation code (DWARF 5 header: 12 bytes)
+  copy.overwrite(second, {0xf0, 0xff, 0xff, 0x0f});  // a length past the section's end
   const std::string& path = copy.write();
   auto map = SymbolMap::for_file(path);
   ASSERT_TRUE(map.ok()) << map.error();
-  EXPECT_FALSE(map.value()->lookup(symbol_address(path, "fx_util_twice")).has_value());
+  auto warnings = map.value()->take_warnings();
+  EXPECT_TRUE(has_warning(warnings, fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {} skipped, "
+                                                "with the units after it",
+                                                second, path)))
+      << join(warnings);
   auto info = map.value()->lookup(symbol_address(path, "fx_compute"));
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->frames[0].line, marker_line(fixture_src("fx_main.c"), "fx_compute"));
-  auto warnings = map.value()->take_warnings();
-  EXPECT_TRUE(has_warning(warnings, fmt::format("malformed DWARF unit at .debug_info offset {:#x} in {}", second, path)))
-      << join(warnings);
+  EXPECT_FALSE(map.value()->lookup(symbol_address(path, "fx_util_twice")).has_value());
 }
 
 TEST(MalformedDwarf, BadLineTableIsSkippedOnFirstUse) {
