@@ -103,6 +103,7 @@ std::string join(const std::vector<std::string>& parts, char separator) {
 struct ProgressSummary {
   long experiments = 0;
   double visits = 0;
+  std::vector<std::string> warnings;  ///< warning records seen so far, in order
 };
 ProgressSummary scan_progress(const std::string& path, std::streamoff& offset, ProgressSummary summary) {
   std::ifstream in(path);
@@ -112,7 +113,8 @@ ProgressSummary scan_progress(const std::string& path, std::streamoff& offset, P
   while (std::getline(in, line)) {
     if (in.eof()) break;  // a partial last line: read it next time
     offset = in.tellg();
-    if (line.find("\"experiment\"") == std::string::npos && line.rfind("experiment\t", 0) != 0 &&
+    if (line.find("\"experiment\"") == std::string::npos && line.find("\"warning\"") == std::string::npos &&
+        line.rfind("experiment\t", 0) != 0 &&
         line.rfind("throughput-point", 0) != 0 && line.rfind("latency-point", 0) != 0) {
       continue;
     }
@@ -123,6 +125,11 @@ ProgressSummary scan_progress(const std::string& path, std::streamoff& offset, P
     if (line.rfind("throughput-point", 0) == 0 || line.rfind("latency-point", 0) == 0) {
       auto at = line.find(line[0] == 't' ? "delta=" : "arrivals=");
       if (at != std::string::npos) summary.visits += std::atof(line.c_str() + line.find('=', at) + 1);
+      continue;
+    }
+    if (line.find("\"warning\"") != std::string::npos) {
+      auto record = nlohmann::json::parse(line, nullptr, false);
+      if (!record.is_discarded() && record.value("type", "") == "warning") summary.warnings.push_back(record.value("message", ""));
       continue;
     }
     auto record = nlohmann::json::parse(line, nullptr, false);
@@ -238,6 +245,8 @@ int run(const RunOptions& options) {
   if (options.seed >= 0) environment.emplace_back("WHATIF_SEED", std::to_string(options.seed));
   if (options.sampler == "timer") environment.emplace_back("WHATIF_SAMPLER", "timer");
   if (options.follow_children) environment.emplace_back("WHATIF_FOLLOW_CHILDREN", "1");
+  // Our format records warnings, which the launcher relays once; Coz's format cannot hold them.
+  if (!coz && std::getenv("WHATIF_LOG") == nullptr) environment.emplace_back("WHATIF_LOG", "error");
   const char* existing = std::getenv("LD_PRELOAD");
   environment.emplace_back("LD_PRELOAD", existing && *existing ? runtime + ":" + existing : runtime);
 
@@ -265,8 +274,15 @@ int run(const RunOptions& options) {
   bool tty = isatty(STDERR_FILENO) && !options.quiet;
   auto started = std::chrono::steady_clock::now();
   auto last_report = started;
+  auto last_scan = started;
   std::streamoff offset = 0;
   ProgressSummary progress;
+  std::size_t warnings_shown = 0;
+  auto relay_warnings = [&] {
+    for (; warnings_shown < progress.warnings.size(); ++warnings_shown) {
+      std::fprintf(stderr, "%swhatif: warning: %s\n", tty ? "\r\033[K" : "", progress.warnings[warnings_shown].c_str());
+    }
+  };
   int status = 0;
   while (true) {
     pid_t done = waitpid(child, &status, WNOHANG);
@@ -275,9 +291,13 @@ int run(const RunOptions& options) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto now = std::chrono::steady_clock::now();
     auto interval = tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
+    if (now - last_scan >= std::chrono::milliseconds(500)) {
+      last_scan = now;
+      progress = scan_progress(absolute_output, offset, progress);
+      relay_warnings();
+    }
     if (!options.quiet && now - last_report >= interval) {
       last_report = now;
-      progress = scan_progress(absolute_output, offset, progress);
       double seconds = std::chrono::duration<double>(now - started).count();
       std::fprintf(stderr, "%swhatif: %.0fs, %ld experiments, %.0f progress visits -> %s%s", tty ? "\r" : "", seconds,
                    progress.experiments, progress.visits, output.c_str(), tty ? "   " : "\n");
@@ -299,7 +319,8 @@ int run(const RunOptions& options) {
   }
   if (!coz) embed_sources(absolute_output, *profile);
 
-  for (const std::string& warning : profile->warnings) note("warning: " + warning);
+  progress = scan_progress(absolute_output, offset, progress);
+  relay_warnings();
   std::size_t experiments = profile->experiments.size();
   double visits = 0;
   for (const auto& experiment : profile->experiments) {

@@ -130,7 +130,10 @@ void start() {
   state.start_ns = os::monotonic_ns();
   if (const char* level = std::getenv("WHATIF_LOG")) {
     std::string text = level;
-    log::set_level(text == "debug" ? log::Level::kDebug : text == "warning" ? log::Level::kWarning : log::Level::kInfo);
+    log::set_level(text == "debug"     ? log::Level::kDebug
+                   : text == "warning" ? log::Level::kWarning
+                   : text == "error"   ? log::Level::kError  // the launcher relays warnings itself
+                                       : log::Level::kInfo);
   }
   if (!state.config.follow_children) scrub_preload_from_environment();
   os::raise_fd_limit();
