@@ -40,12 +40,19 @@ function periodOf(kind, units) {
   return period(kind, duration, visits, inFlight);
 }
 
-function resampledPeriod(kind, units, next) {
+/** Units packed as [duration, visits, inFlight] triples, for the bootstrap's inner loop. */
+function pack(units) {
+  const packed = new Float64Array(units.length * 3);
+  units.forEach((u, i) => { packed[3 * i] = u.duration; packed[3 * i + 1] = u.visits; packed[3 * i + 2] = u.inFlight; });
+  return packed;
+}
+
+function resampledPeriod(kind, packed, next) {
   let duration = 0, visits = 0, inFlight = 0;
-  const n = units.length;
+  const n = packed.length / 3;
   for (let i = 0; i < n; i++) {
-    const u = units[Math.floor((next() * n) / 4294967296)];
-    duration += u.duration; visits += u.visits; inFlight += u.inFlight;
+    const j = 3 * Math.floor((next() * n) / 4294967296);
+    duration += packed[j]; visits += packed[j + 1]; inFlight += packed[j + 2];
   }
   return period(kind, duration, visits, inFlight);
 }
@@ -225,15 +232,17 @@ export function ensureIntervals(point, options = DEFAULT_OPTIONS) {
   const { lineName, data, baseline, keys, levels, factor, fitPoints } = point.state;
   const ownBaseline = point.baseline === 'line';
   const next = mulberry32((options.seed ^ fnv1a(`${lineName}\n${point.name}`)) >>> 0);
+  const packedBaseline = pack(baseline);
+  const packedLevels = levels.map(pack);
   const levelSamples = keys.map(() => []);
   const impactSamples = [], slopeSamples = [];
   const replicate = new Array(keys.length);
   for (let b = 0; b < options.bootstrap; b++) {
-    const baseB = resampledPeriod(data.kind, baseline, next);
+    const baseB = resampledPeriod(data.kind, packedBaseline, next);
     let complete = true;
     for (let i = 0; i < keys.length; i++) {
       if (keys[i] === 0 && ownBaseline) { replicate[i] = 0; continue; }
-      const value = resampledPeriod(data.kind, levels[i], next);
+      const value = resampledPeriod(data.kind, packedLevels[i], next);
       replicate[i] = (1 - value / baseB) * factor;
       if (finite(replicate[i])) levelSamples[i].push(replicate[i]);
       else complete = false;

@@ -247,7 +247,13 @@ function drawChart(article, line) {
   chart.dataset.rendered = '1';
 }
 
-const EAGER_PLOTS = 12;
+/** Plots drawn before the page reports ready: what fits the first screen (the rest draw on scroll). */
+function eagerPlots() {
+  const width = $('plots').clientWidth || window.innerWidth;
+  const columns = Math.max(1, Math.floor((width + 14) / (400 + 14)));
+  const rows = Math.max(1, Math.ceil(window.innerHeight / 340));
+  return columns * rows;
+}
 
 function renderPlots() {
   const plots = $('plots');
@@ -270,8 +276,9 @@ function renderPlots() {
     return article;
   });
   plots.append(fragment);
+  const eager = eagerPlots();
   articles.forEach((article, i) => {
-    if (i < EAGER_PLOTS) drawChart(article, state.visible[i]);
+    if (i < eager) drawChart(article, state.visible[i]);
     else state.observer.observe(article);
   });
 }
