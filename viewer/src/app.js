@@ -286,7 +286,16 @@ function renderPlots() {
 // ---- loading ----------------------------------------------------------------------------------------
 
 function refresh() {
-  if (!state.profiles.length) return;
+  if (!state.profiles.length) {
+    if (state.observer) state.observer.disconnect();
+    $('plots').replaceChildren();
+    $('extras').replaceChildren();
+    $('summary').hidden = true;
+    $('controls').hidden = true;
+    $('empty-state').hidden = false;
+    document.body.dataset.ready = '1';
+    return;
+  }
   const t0 = performance.now();
   sourceIndex = null;
   state.report = analyse(state.profiles, DEFAULT_OPTIONS, { eager: false });
@@ -302,7 +311,11 @@ function refresh() {
   document.body.dataset.renderMs = String(Math.round(performance.now() - t1));
 }
 
+/** A new choice of files replaces what is shown; files chosen together combine. */
 async function loadFiles(files) {
+  state.profiles = [];
+  $('messages').replaceChildren();
+  delete document.body.dataset.ready;
   for (const file of files) addProfile(file.name, await file.text());
   refresh();
 }
@@ -323,7 +336,6 @@ async function loadUrls(urls) {
 
 function init() {
   $('file-input').addEventListener('change', (event) => {
-    $('messages').replaceChildren();
     loadFiles([...event.target.files]);
     event.target.value = '';
   });
@@ -337,8 +349,7 @@ function init() {
     e.preventDefault();
     depth = 0;
     document.body.classList.remove('dragging');
-    $('messages').replaceChildren();
-    loadFiles([...e.dataTransfer.files]);
+    if (e.dataTransfer.files.length) loadFiles([...e.dataTransfer.files]);
   });
   let resizeTimer = 0;
   window.addEventListener('resize', () => {

@@ -187,6 +187,29 @@ test('branch-record and stall sections appear only with such records', async () 
   await tab.close();
 });
 
+test('drag and drop replaces the profiles; rarely visited points are warned about', async () => {
+  const tab = await open([join(fixtures, 'basic.jsonl')]);
+  let rare = '{"type":"header","format":"whatif-profile","version":1,"command":["./rare"]}\n';
+  for (let i = 0; i < 8; i++) {
+    rare += `{"type":"experiment","selected":"r.c:${1 + (i % 2)}","speedup":${i < 4 ? 0 : 0.5},` +
+      '"effective_duration_ns":1000000,"points":[{"name":"rare","kind":"throughput","delta":2}]}\n';
+  }
+  await tab.evaluate(async (text) => {
+    delete document.body.dataset.ready;
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([text], 'dropped.jsonl'));
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      window.dispatchEvent(new DragEvent(type, { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }
+  }, rare);
+  await tab.waitForSelector('body[data-ready="1"]');
+  assert.deepEqual(await cardNames(tab), ['r.c:1', 'r.c:2']);
+  assert.match(await tab.locator('.profile-names').textContent(), /^dropped\.jsonl \(whatif\)$/);
+  assert.match(await tab.locator('.warnings').textContent(), /progress point 'rare' has only 2\.0 visits per experiment/);
+  assert.equal(await tab.evaluate(() => document.body.classList.contains('dragging')), false);
+  await tab.close();
+});
+
 /** The launcher, when built: $WHATIF_BIN, else the usual build directories. */
 function whatifBinary() {
   const candidates = [process.env.WHATIF_BIN, join(root, 'build', 'launcher', 'whatif'),
