@@ -93,6 +93,10 @@ int run_lines(const LinesOptions& options) {
     fmt::print(stderr, "whatif: error: {}\n", map.error());
     return 1;
   }
+  if (!(*map)->objects().front().has_debug_info) {
+    for (const auto& warning : (*map)->take_warnings()) fmt::print(stderr, "whatif: error: {}\n", warning);
+    return 1;
+  }
   const std::string& where = options.where;
   if (where.empty()) return print_summary(**map);
   auto colon = where.rfind(':');

@@ -85,7 +85,8 @@ class SymbolMapImpl final : public SymbolMap {
   SymbolMapImpl(Scope scope, DebugSearch search, bool in_process)
       : scope_(std::move(scope)), search_(std::move(search)), in_process_(in_process) {}
 
-  /// Adds one object: reads its ELF facts, finds its DWARF, applies the scope.
+  /// Adds one object: reads its ELF facts, finds its DWARF, applies the scope. `strict` (a file
+  /// named by the user) fails on an unreadable or non-ELF file or unreadable DWARF.
   Result<void> add(Mapped mapped, bool strict) {
     State state;
     LoadedObject& object = state.info;
@@ -112,8 +113,7 @@ class SymbolMapImpl final : public SymbolMap {
     if (!object.has_debug_info) {
       std::string message = no_debug_info(object.path);
       for (const auto& note : notes) message += "; " + note;
-      if (strict) return Error{message};
-      if (object.in_scope) warnings_.push_back(std::move(message));
+      if (object.in_scope || strict) warnings_.push_back(std::move(message));
     } else if (object.in_scope) {
       for (auto& note : notes) warnings_.push_back(std::move(note));
     }

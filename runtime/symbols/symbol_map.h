@@ -92,7 +92,8 @@ class SymbolMap {
   /// headers and DWARF unit ranges up front; line tables are parsed on first lookup.
   static Result<std::unique_ptr<SymbolMap>> for_current_process(Scope scope, DebugSearch search = {});
   /// One ELF file on disk, mapped at bias 0 (file addresses), treated as the main object. Used by
-  /// `whatif lines` and tests. Fails when the file is unreadable, not ELF, or has no debug info.
+  /// `whatif lines`, `whatif run` and tests. Fails when the file is unreadable or not ELF; without
+  /// debug info it succeeds with has_debug_info false and a "no debug info for ..." warning.
   static Result<std::unique_ptr<SymbolMap>> for_file(const std::string& path, Scope scope = {},
                                                      DebugSearch search = {});
 
