@@ -312,7 +312,9 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       if (experiment.selected_samples >= 0) line.s_obs += experiment.selected_samples;
       else line.s_obs_known = false;
       if (experiment.line_samples_total >= 0 && experiment.elapsed_ns > 0)
-        last_running[experiment.selected] = {experiment.line_samples_total, experiment.elapsed_ns};
+        last_running[experiment.selected] = {
+            experiment.line_samples_total,
+            experiment.elapsed_ns - std::max(0.0, experiment.delay_so_far_ns)};
 
       std::set<std::string> seen;
       for (const PointObservation& observation : experiment.points) {
@@ -344,7 +346,9 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       }
     }
     // s and T per line for this profile: the final samples record, else the line's last experiment.
-    double total = profile.samples_elapsed_ns > 0 ? profile.samples_elapsed_ns : profile.runtime_ns;
+    // T leaves out the delays inserted for virtual speedups: they stretch the run, not the phases.
+    double total = profile.samples_elapsed_ns > 0 ? profile.samples_elapsed_ns - profile.samples_delay_ns
+                                                  : profile.runtime_ns - profile.total_delay_ns;
     for (auto& [name, line] : lines) {
       if (!line.profiles.count(p)) continue;
       if (!profile.sample_counts.empty() && total > 0) {

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -64,9 +67,13 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   Experiment experiment;
   experiment.selected = string_or(record, "selected");
   experiment.speedup = number_or(record, "speedup", 0);
-  double duration = number_or(record, "duration_ns", 0);
+  double duration = number_or(record, "duration_ns", -1);
   experiment.effective_duration_ns =
       number_or(record, "effective_duration_ns", duration - number_or(record, "delay_ns", 0));
+  if (duration >= 0) {
+    profile.total_delay_ns += std::max(0.0, duration - experiment.effective_duration_ns);
+    experiment.delay_so_far_ns = profile.total_delay_ns;
+  }
   experiment.selected_samples = number_or(record, "selected_samples", -1);
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
   experiment.elapsed_ns = number_or(record, "elapsed_ns", -1);
@@ -102,6 +109,7 @@ void read_whatif_record(const json& record, Profile& profile) {
       for (auto& [line, count] : counts->items())
         if (count.is_number()) profile.sample_counts[line] = count.get<double>();
     profile.samples_elapsed_ns = number_or(record, "elapsed_ns", -1);
+    profile.samples_delay_ns = profile.total_delay_ns;
   } else if (type == "runtime") {
     profile.runtime_ns = number_or(record, "elapsed_ns", -1);
   } else if (type == "warning") {

@@ -35,6 +35,7 @@ struct Experiment {
   double selected_samples = -1;      ///< s_obs, or -1 when the profile lacks it
   double line_samples_total = -1;    ///< s so far (whatif only), or -1
   double elapsed_ns = -1;            ///< T so far (whatif only), or -1
+  double delay_so_far_ns = -1;       ///< delay inserted up to this experiment's end (whatif only), or -1
   std::vector<PointObservation> points;
 };
 
@@ -54,6 +55,10 @@ struct Profile {
   /// The last cumulative per-line sample counts and the time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;
   double samples_elapsed_ns = -1;
+  /// Virtual-speedup delay inserted before the last samples record, and in all (0 when unknown, as
+  /// for Coz profiles): the run time without the profiler's delays is elapsed minus these.
+  double samples_delay_ns = 0;
+  double total_delay_ns = 0;
   double runtime_ns = -1;  ///< total elapsed time at exit, -1 if the run did not finish cleanly
   std::vector<std::string> warnings;  ///< `warning` records, verbatim
   std::vector<std::string> notes;     ///< what the reader noticed (e.g. a truncated last line)

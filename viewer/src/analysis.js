@@ -137,7 +137,8 @@ function collect(profiles, report) {
       if (experiment.selectedSamples >= 0) line.sObs += experiment.selectedSamples;
       else line.sObsKnown = false;
       if (experiment.lineSamplesTotal >= 0 && experiment.elapsed > 0) {
-        lastRunning.set(experiment.selected, [experiment.lineSamplesTotal, experiment.elapsed]);
+        lastRunning.set(experiment.selected,
+          [experiment.lineSamplesTotal, experiment.elapsed - Math.max(0, experiment.delaySoFar)]);
       }
       const observations = experiment.points;
       for (let o = 0; o < observations.length; o++) {
@@ -167,7 +168,9 @@ function collect(profiles, report) {
         data.summary.visits += unit.visits;
       }
     }
-    const total = profile.samplesElapsed > 0 ? profile.samplesElapsed : profile.runtime;
+    // T leaves out the delays inserted for virtual speedups: they stretch the run, not the phases.
+    const total = profile.samplesElapsed > 0 ? profile.samplesElapsed - profile.samplesDelay
+      : profile.runtime - profile.totalDelay;
     for (const [name, line] of lines) {
       if (!line.profiles.has(p)) continue;
       if (profile.sampleCounts.size > 0 && total > 0) {

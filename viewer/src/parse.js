@@ -12,7 +12,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', experiments: [], sampleCounts: new Map(),
-    samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
+    samplesElapsed: -1, samplesDelay: 0, totalDelay: 0, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
   };
 }
 
@@ -31,7 +31,7 @@ function checkHeader(header, name, profile) {
 function readWhatifRecord(record, profile) {
   switch (record.type) {
     case 'experiment': {
-      const duration = num(record.duration_ns, 0);
+      const duration = num(record.duration_ns, -1);
       const experiment = {
         selected: str(record.selected),
         speedup: num(record.speedup, 0),
@@ -39,8 +39,13 @@ function readWhatifRecord(record, profile) {
         selectedSamples: num(record.selected_samples, -1),
         lineSamplesTotal: num(record.line_samples_total, -1),
         elapsed: num(record.elapsed_ns, -1),
+        delaySoFar: -1,
         points: [],
       };
+      if (duration >= 0) {
+        profile.totalDelay += Math.max(0, duration - experiment.effectiveDuration);
+        experiment.delaySoFar = profile.totalDelay;
+      }
       for (const point of Array.isArray(record.points) ? record.points : []) {
         if (!point || typeof point !== 'object') continue;
         const kind = str(point.kind, 'throughput');
@@ -62,6 +67,7 @@ function readWhatifRecord(record, profile) {
         }
       }
       profile.samplesElapsed = num(record.elapsed_ns, -1);
+      profile.samplesDelay = profile.totalDelay;
       break;
     case 'runtime': profile.runtime = num(record.elapsed_ns, -1); break;
     case 'warning': profile.warnings.push(str(record.message)); break;
@@ -110,7 +116,8 @@ function readCozRecord(record, profile) {
       profile.experiments.push({
         selected: record.fields.selected ?? '', speedup: cozNumber(record, 'speedup', 0),
         effectiveDuration: cozNumber(record, 'duration', 0),  // Coz subtracts delays already
-        selectedSamples: cozNumber(record, 'selected_samples', -1), lineSamplesTotal: -1, elapsed: -1, points: [],
+        selectedSamples: cozNumber(record, 'selected_samples', -1), lineSamplesTotal: -1, elapsed: -1, delaySoFar: -1,
+        points: [],
       });
       break;
     case 'throughput-point':
