@@ -347,7 +347,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
         }
         return Error{fmt::format("{}:{}: invalid Coz record", name, i + 1)};
       }
-      if (i == last && !complete_last && coz.type == "experiment") {
+      if (i == last && !complete_last) {  // Coz ends every record with a newline
         truncated(i);
         break;
       }

@@ -209,7 +209,7 @@ export function parseProfile(text, name) {
         if (i === last) { truncated(i); break; }
         throw new Error(`${name}:${i + 1}: invalid Coz record`);
       }
-      if (i === last && !completeLast && coz.type === 'experiment') { truncated(i); break; }
+      if (i === last && !completeLast) { truncated(i); break; }  // Coz ends every record with a newline
       readCozRecord(coz, profile);
     }
   }

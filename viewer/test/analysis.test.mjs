@@ -88,6 +88,15 @@ test('bad files are rejected with clear messages', () => {
   assert.match(truncated.notes[0], /incomplete last line/);
 });
 
+test('a truncated last Coz line is ignored', () => {
+  const profile = parseProfile('startup\ttime=1\nexperiment\tselected=a.c:1\tspeedup=0.50\tduration=100\t' +
+    'selected-samples=3\nthroughput-point\tname=x\tdelta=7\nthroughput-point\tname=y\tdel', 'cut.coz');
+  assert.equal(profile.experiments.length, 1);
+  assert.deepEqual(profile.experiments[0].points, [{ name: 'x', kind: 'throughput', delta: 7 }]);
+  assert.equal(profile.experiments[0].selectedSamples, 3);
+  assert.equal(profile.notes.length, 1);
+});
+
 test('latency: a shorter latency is a positive speedup', () => {
   const report = analyse([load('latency.jsonl')]);
   assert.equal(report.lines[0].line, '/srv/server.cpp:210');

@@ -174,6 +174,20 @@ TEST(ProfileReader, IgnoresTruncatedLastLine) {
   EXPECT_NE(profile.notes[0].find("incomplete last line"), std::string::npos);
 }
 
+TEST(ProfileReader, IgnoresTruncatedLastCozLine) {
+  auto profile = parse_profile(
+      "startup\ttime=1\nexperiment\tselected=a.c:1\tspeedup=0.50\tduration=100\tselected-samples=3\n"
+      "throughput-point\tname=x\tdelta=7\nthroughput-point\tname=y\tdel",
+      "cut.coz");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  ASSERT_EQ(profile->experiments.size(), 1u);
+  EXPECT_DOUBLE_EQ(profile->experiments[0].speedup, 0.5);
+  EXPECT_DOUBLE_EQ(profile->experiments[0].selected_samples, 3);
+  ASSERT_EQ(profile->experiments[0].points.size(), 1u);
+  EXPECT_DOUBLE_EQ(profile->experiments[0].points[0].delta, 7);
+  EXPECT_EQ(profile->notes.size(), 1u);
+}
+
 TEST(ProfileReader, InvalidLineInTheMiddleIsAnError) {
   auto profile = parse_profile(
       "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n{oops\n{\"type\":\"runtime\"}\n", "mem");
