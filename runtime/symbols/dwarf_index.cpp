@@ -90,7 +90,8 @@ struct UnitRange {
 }  // namespace
 
 std::string normalize_path(std::string_view path) {
-  if (path.empty() || path[0] != '/') return std::string(path);
+  if (path.empty()) return {};
+  const bool absolute = path[0] == '/';
   std::vector<std::string_view> parts;
   std::size_t at = 0;
   while (at < path.size()) {
@@ -99,18 +100,19 @@ std::string normalize_path(std::string_view path) {
     std::string_view part = path.substr(at, slash - at);
     at = slash + 1;
     if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-      continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (part != ".." || !absolute) {
+      parts.push_back(part);  // a relative path keeps its leading ".."
     }
-    parts.push_back(part);
   }
   std::string out;
   for (auto part : parts) {
-    out += '/';
+    if (absolute || !out.empty()) out += '/';
     out += part;
   }
-  return out.empty() ? "/" : out;
+  if (out.empty()) return absolute ? "/" : ".";
+  return out;
 }
 
 bool path_matches(std::string_view path, std::string_view query) {

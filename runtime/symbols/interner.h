@@ -18,7 +18,8 @@ class Interner {
   std::unordered_set<std::string> strings_;
 };
 
-/// Lexically normalises an absolute path ("//", "/./", "dir/../"); relative paths are returned as is.
+/// Lexically normalises a path: drops "//" and "/./", folds "dir/.."; a relative path keeps its
+/// leading ".." components.
 std::string normalize_path(std::string_view path);
 
 /// True when `query` names `path` by whole trailing components ("main.c" matches "/src/main.c",

@@ -177,15 +177,22 @@ class SymbolMapImpl final : public SymbolMap {
 
   const std::vector<LoadedObject>& objects() const override { return objects_; }
 
+  /// Index of the object whose executable ranges contain `address`, or SIZE_MAX.
+  std::size_t object_index(uintptr_t address) const {
+    auto it = std::upper_bound(exec_.begin(), exec_.end(), address,
+                               [](uintptr_t a, const ExecRange& r) { return a < r.begin; });
+    if (it != exec_.begin() && address < std::prev(it)->end) return std::prev(it)->object;
+    return SIZE_MAX;
+  }
+
+  const LoadedObject* object_at(uintptr_t address) const override {
+    std::size_t object = object_index(address);
+    return object == SIZE_MAX ? nullptr : &objects_[object];
+  }
+
   std::optional<AddressInfo> lookup(uintptr_t address) override {
-    std::size_t object = SIZE_MAX;
-    if (!in_process_ && states_.size() == 1) {
-      object = 0;  // a file: every address is a file address of the one object
-    } else {
-      auto it = std::upper_bound(exec_.begin(), exec_.end(), address,
-                                 [](uintptr_t a, const ExecRange& r) { return a < r.begin; });
-      if (it != exec_.begin() && address < std::prev(it)->end) object = std::prev(it)->object;
-    }
+    // A file: every address is a file address of the one object (which may lack segments).
+    std::size_t object = !in_process_ && states_.size() == 1 ? 0 : object_index(address);
     if (object == SIZE_MAX || !ensure_index(object)) return std::nullopt;
     State& state = states_[object];
     AddressInfo info;

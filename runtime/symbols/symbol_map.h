@@ -103,6 +103,10 @@ class SymbolMap {
   virtual bool refresh() = 0;
   virtual const std::vector<LoadedObject>& objects() const = 0;
 
+  /// The object whose executable segments contain `address`, or nullptr. Cheap (no DWARF): lets
+  /// callers skip lookups in out-of-scope objects, whose DWARF is otherwise indexed on first use.
+  virtual const LoadedObject* object_at(uintptr_t address) const = 0;
+
   /// Maps an address to its line (and inline call sites). nullopt when no line table covers it.
   virtual std::optional<AddressInfo> lookup(uintptr_t address) = 0;
 

@@ -53,6 +53,13 @@ TEST(InProcess, MainExecutableBiasAndLookup) {
   EXPECT_TRUE(std::any_of(main->executable_ranges.begin(), main->executable_ranges.end(),
                           [&](const AddressRange& r) { return runtime >= r.begin && runtime < r.end; }));
 
+  ASSERT_NE(map.value()->object_at(runtime), nullptr);
+  EXPECT_TRUE(map.value()->object_at(runtime)->is_main);
+  EXPECT_EQ(map.value()->object_at(0), nullptr);
+  auto libc_function = reinterpret_cast<uintptr_t>(&::getpid);
+  ASSERT_NE(map.value()->object_at(libc_function), nullptr);
+  EXPECT_FALSE(map.value()->object_at(libc_function)->in_scope);
+
   auto info = map.value()->lookup(runtime);
   ASSERT_TRUE(info.has_value());
   EXPECT_TRUE(ends_with_file(info->frames[0].file, "in_process_test.cpp")) << info->frames[0].file;

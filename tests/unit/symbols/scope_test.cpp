@@ -77,7 +77,10 @@ TEST(Paths, TrailingComponentMatchAndNormalisation) {
   EXPECT_FALSE(path_matches("/src/app/main.c", "ain.c"));
   EXPECT_FALSE(path_matches("/src/app/main.c", "/app/main.c"));
   EXPECT_EQ(normalize_path("/a//b/./c/../d.h"), "/a/b/d.h");
-  EXPECT_EQ(normalize_path("rel/../x.c"), "rel/../x.c");
+  EXPECT_EQ(normalize_path("/../x.c"), "/x.c");
+  EXPECT_EQ(normalize_path("./stdlib/./stdlib/msort.c"), "stdlib/stdlib/msort.c");
+  EXPECT_EQ(normalize_path("../up/./x.c"), "../up/x.c");
+  EXPECT_EQ(normalize_path("rel/../x.c"), "x.c");
 }
 
 }  // namespace
