@@ -83,6 +83,21 @@ test('one plot per line, with error bars, trends and source', async () => {
   await tab.close();
 });
 
+test('plots off the first screen are drawn when scrolled into view', async () => {
+  const tab = await open();
+  await tab.setViewportSize({ width: 900, height: 500 });
+  await tab.setInputFiles('#file-input', join(fixtures, 'basic.jsonl'));
+  await tab.waitForSelector('body[data-ready="1"]');
+  const drawn = () => tab.locator('#plots .chart svg').count();
+  const before = await drawn();
+  assert.ok(before >= 1 && before < 6, `${before} plots drawn eagerly`);
+  await tab.locator('#plots .card').last().scrollIntoViewIfNeeded();
+  await tab.waitForFunction(() => document.querySelector('#plots .card:last-child .chart svg'));
+  assert.ok(await drawn() > before);
+  assert.match(await tab.locator('#plots .card').last().locator('.metrics').textContent(), /impact −\d+\.\d% \[/);
+  await tab.close();
+});
+
 test('sort orders', async () => {
   const tab = await open([join(fixtures, 'basic.jsonl')]);
   const base = (names) => names.map((n) => n.split('/').pop());
