@@ -259,6 +259,7 @@ function renderPlots() {
   const plots = $('plots');
   if (state.observer) state.observer.disconnect();
   plots.replaceChildren();
+  state.renderedWidth = plots.clientWidth;
   state.yDomain = yDomain(state.visible.slice(0, 200));
   const byElement = new Map();
   state.observer = new IntersectionObserver((entries) => {
@@ -354,7 +355,10 @@ function init() {
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => state.report && renderPlots(), 200);
+    // Charts have fixed widths: redraw them when the grid's width changed since they were drawn.
+    resizeTimer = setTimeout(() => {
+      if (state.report && $('plots').clientWidth !== state.renderedWidth) renderPlots();
+    }, 200);
   });
 
   const t0 = performance.now();
