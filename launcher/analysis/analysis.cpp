@@ -246,6 +246,7 @@ PointResult analyse_point(const std::string& line, const std::string& name, cons
     for (size_t i = 0; i < keys.size(); ++i) {
       CurvePoint& point = result.curve[i];
       if (keys[i] == 0 && result.baseline == Baseline::line) continue;  // [0, 0] by definition
+      if (point.n_experiments < 2) continue;  // one experiment has no spread to resample
       set_ci(level_samples[i], point.has_ci, point.ci_low, point.ci_high);
     }
     if (result.impact.valid)

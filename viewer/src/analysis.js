@@ -259,6 +259,7 @@ export function ensureIntervals(point, options = DEFAULT_OPTIONS) {
   }
   point.curve.forEach((c, i) => {
     if (keys[i] === 0 && ownBaseline) { c.ciLow = 0; c.ciHigh = 0; return; }
+    if (c.experiments < 2) return;  // one experiment has no spread to resample
     const ci = interval(levelSamples[i]);
     if (ci) [c.ciLow, c.ciHigh] = ci;
   });
