@@ -30,7 +30,7 @@ function rows(line) {
 export function speedupChart(line, { width, height = 210, yDomain, pointNames }) {
   const { points, bars, trends } = rows(line);
   return Plot.plot({
-    width, height, marginLeft: 46, marginRight: 12, marginTop: 10, marginBottom: 34,
+    width, height, marginLeft: 46, marginRight: 12, marginTop: 22, marginBottom: 34,
     style: { fontSize: '11px', background: 'transparent', overflow: 'visible' },
     x: { domain: [0, 100], label: 'line speedup (%) →', labelAnchor: 'right', ticks: 5, grid: true },
     y: { domain: yDomain, label: '↑ program speedup (%)', labelAnchor: 'top', ticks: 5, grid: true, nice: false },
@@ -38,13 +38,13 @@ export function speedupChart(line, { width, height = 210, yDomain, pointNames })
     marks: [
       Plot.ruleY([0], { stroke: '#64748b', strokeWidth: 1 }),
       Plot.ruleX(bars, { x: 'x', y1: 'lo', y2: 'hi', stroke: 'series', strokeWidth: 1.5, strokeOpacity: 0.7,
-        className: 'error-bar' }),
-      Plot.ruleY(bars, { y: 'lo', x1: (d) => d.x - 1.2, x2: (d) => d.x + 1.2, stroke: 'series', strokeOpacity: 0.7 }),
-      Plot.ruleY(bars, { y: 'hi', x1: (d) => d.x - 1.2, x2: (d) => d.x + 1.2, stroke: 'series', strokeOpacity: 0.7 }),
+        className: 'error-bar', clip: true }),
+      Plot.ruleY(bars, { y: 'lo', x1: (d) => d.x - 1.2, x2: (d) => d.x + 1.2, stroke: 'series', strokeOpacity: 0.7, clip: true }),
+      Plot.ruleY(bars, { y: 'hi', x1: (d) => d.x - 1.2, x2: (d) => d.x + 1.2, stroke: 'series', strokeOpacity: 0.7, clip: true }),
       Plot.line(trends, { x: 'x', y: 'y', z: 'series', stroke: 'series', strokeDasharray: '5,4', strokeWidth: 1.5,
-        className: 'trend' }),
+        className: 'trend', clip: true }),
       Plot.dot(points, { x: 'x', y: 'y', fill: 'series', r: 3.5, stroke: 'white', strokeWidth: 0.8,
-        className: 'measurement',
+        className: 'measurement', clip: true,
         title: (d) => `${d.series}\nline +${d.x.toFixed(0)}% → program ${pct(d.y)}\n${d.n} experiment(s)` }),
     ],
   });
