@@ -470,6 +470,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 repeat, speedups 0.5 and 1.0, 2 overhead repeats")
     ap.add_argument("--skip", default="", help="comma list of phases to skip: accuracy,overhead")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--boost", action="store_true",
+                    help="raise this session's autogroup priority (root, session leader; see run.sh)")
     a = ap.parse_args()
     if a.quick:
         a.reps, a.overhead_reps, a.speedups = 1, 2, "0.5,1.0"
@@ -498,6 +500,19 @@ def main():
         else:
             notes.append("%s skipped: %s" % (name, prof.why))
             log("NOTE: %s skipped: %s" % (name, prof.why))
+
+    if a.boost:
+        # Autogroups (one per session) share the CPUs between sessions whatever the nice values
+        # inside them; a session of our own at autogroup nice -20 keeps other sessions' builds
+        # from stretching the measured runs. Children inherit it.
+        try:
+            if os.getsid(0) != os.getpid():
+                raise OSError("not a session leader (start through setsid)")
+            with open("/proc/self/autogroup", "w") as f:
+                f.write("-20")
+            notes.append("runs at autogroup nice -20 (own session)")
+        except OSError as e:
+            notes.append("priority boost unavailable: %s" % e)
 
     started = time.time()
     out_lines = []
