@@ -98,6 +98,15 @@ class SymbolMapImpl final : public SymbolMap {
     object.in_scope = scope_.object_in_scope(object);
     std::vector<std::string> notes;
     auto facts = read_elf_facts(object.path);
+    if (facts.ok() && !object.build_id.empty() && !facts->build_id.empty() && facts->build_id != object.build_id) {
+      // The file was replaced after it was loaded: its DWARF describes other code.
+      warnings_.push_back(fmt::format("{} changed on disk after it was loaded (build-id {} in memory, {} on disk); "
+                                      "its lines are not used: restart the program",
+                                      object.path, object.build_id, facts->build_id));
+      states_.push_back(std::move(state));
+      states_.back().interned_path = interner_.intern(states_.back().info.path);
+      return {};
+    }
     if (facts.ok()) {
       if (object.build_id.empty()) object.build_id = facts->build_id;
       if (!in_process_) object.executable_ranges = facts->executable_segments;
