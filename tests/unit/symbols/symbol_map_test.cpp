@@ -324,6 +324,34 @@ TEST_P(InlineVariant, SystemHeaderFramesGoToTheCallingUserLine) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, InlineVariant, ::testing::Values("fx_inline_gcc", "fx_inline_gcc4", "fx_inline_clang"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
+class CppVariant : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CppVariant, InlinedStdLibraryCodeGoesToTheCallingUserLine) {
+  std::string path = fixture_bin(GetParam());
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " was not built (no clang++?)";
+  auto map = SymbolMap::for_file(path);
+  ASSERT_TRUE(map.ok()) << map.error();
+  uint32_t call = marker_line(fixture_src("fx_cpp.cpp"), "cpp_accumulate");
+  uint64_t start = symbol_address(path, "_Z10fx_cpp_sumRKSt6vectorIlSaIlEE");
+  ASSERT_NE(start, 0u);
+  int in_std = 0;
+  for (uint64_t address = start; address < start + 256; ++address) {
+    auto info = map.value()->lookup(address);
+    if (!info || info->frames.back().function != "fx_cpp_sum") continue;
+    // Line 0 (compiler-generated code, e.g. clang's loop setup) belongs to no line at all.
+    if (info->frames[0].file.rfind("/usr/include/c++/", 0) != 0 || info->frames[0].line == 0) continue;
+    ++in_std;
+    const SourceLine* first = map.value()->first_in_scope(*info);
+    ASSERT_NE(first, nullptr);
+    EXPECT_TRUE(ends_with_file(first->file, "fx_cpp.cpp")) << first->file;
+    EXPECT_EQ(first->line, call);
+  }
+  EXPECT_GT(in_std, 0) << "no address of fx_cpp_sum maps into inlined std::accumulate";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CppVariant, ::testing::Values("fx_cpp_gcc", "fx_cpp_clang"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
 // ---- errors ----------------------------------------------------------------------------------
 
 TEST(SymbolMapErrors, MissingFileAndNotElfFailNoDebugInfoWarns) {
