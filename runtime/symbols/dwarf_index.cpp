@@ -6,8 +6,6 @@
 #include <libdwarf/libdwarf.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
 #include <set>
 #include <unordered_map>
