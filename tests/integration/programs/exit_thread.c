@@ -1,5 +1,6 @@
-/* A worker thread calls exit() while main is blocked in pthread_join on another thread.
-   Usage: exit_thread [milliseconds=800]. Exits with status 7 from the worker. */
+/* A worker thread ends the process while main is blocked in pthread_join on another thread:
+   with exit(7), _exit(7) or abort().
+   Usage: exit_thread [milliseconds=800] [exit|_exit|abort]. */
 #include <pthread.h>
 #include <unistd.h>
 #include <whatif.h>
@@ -7,6 +8,7 @@
 #include "itest.h"
 
 static uint64_t g_deadline;
+static const char* g_how = "exit";
 
 static void* blocker(void* arg) {
   (void)arg;
@@ -22,11 +24,14 @@ static void* exiter(void* arg) {
   }
   printf("exiting from a worker\n");
   fflush(stdout);
+  if (strcmp(g_how, "_exit") == 0) _exit(7);
+  if (strcmp(g_how, "abort") == 0) abort();
   exit(7);
 }
 
 int main(int argc, char** argv) {
   g_deadline = itest_now_ns() + (uint64_t)itest_arg(argc, argv, 1, 800) * 1000000ULL;
+  if (argc > 2) g_how = argv[2];
   pthread_t a, b;
   pthread_create(&a, NULL, blocker, NULL);
   pthread_create(&b, NULL, exiter, (void*)1);

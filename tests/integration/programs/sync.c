@@ -108,13 +108,13 @@ static void* rw_worker(void* arg) {
       pthread_rwlock_wrlock(&g_rwlock);
       long delta = (long)(acc & 0xff) + 1;
       g_a += delta;
-      WORK(acc, 10); /* @hot-rwlock */
+      WORK(acc, 10);
       g_b -= delta;
       pthread_rwlock_unlock(&g_rwlock);
     } else {
       pthread_rwlock_rdlock(&g_rwlock);
       long a = g_a;
-      WORK(acc, 10);
+      WORK(acc, 10); /* @hot-rwlock */
       long b = g_b;
       pthread_rwlock_unlock(&g_rwlock);
       ITEST_CHECK(a + b == 0, "reader saw a=%ld b=%ld", a, b);
