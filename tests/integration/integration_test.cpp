@@ -690,6 +690,61 @@ TEST_F(Integration, FixedLineOrProgressPointMatchingNoCodeWarnsWithoutStallingTh
   }
 }
 
+TEST_F(Integration, MainReturnsWhileDetachedThreadsAreBusy) {
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::string out = path("p" + std::to_string(run) + ".jsonl");
+    Exit e = whatif(out, {"--experiment-length", "20"}, {program("detached"), "300"});
+    ASSERT_EQ(e.status, 0) << e;
+    Profile p = load_profile(out);
+    check_well_formed(p);
+    EXPECT_EQ(p.of_type("runtime").size(), 1u);
+  }
+}
+
+TEST_F(Integration, ProgramClosingAllDescriptorsKeepsItsDataAndTheProfile) {
+  std::string out = path("p.jsonl"), data = path("data.txt");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("close_fds"), data, "1000"});
+  ASSERT_EQ(e.status, 0) << e;  // the program checks that its data file holds only its own lines
+  EXPECT_NE(e.out.find("close_fds ok"), std::string::npos) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  // Daemons close every descriptor they did not open; the runtime's profile and sampling must survive.
+  EXPECT_GE(p.experiments().size(), 2u) << "the profile lost its experiments after the program closed descriptors";
+  EXPECT_EQ(p.of_type("runtime").size(), 1u);
+}
+
+TEST_F(Integration, EndToEndRecordsOneExperimentForTheWholeRun) {
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--end-to-end"}, {program("two_threads"), "600"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_EQ(p.header()["options"]["end_to_end"], true);
+  auto experiments = p.experiments();
+  ASSERT_EQ(experiments.size(), 1u);
+  json point = Profile::point(experiments[0], "end-to-end");
+  ASSERT_FALSE(point.is_null()) << experiments[0].dump();
+  EXPECT_EQ(point["delta"], 1);
+  EXPECT_GT(experiments[0]["duration_ns"].get<double>(), 0.4e9) << "the experiment should span the run";
+}
+
+TEST_F(Integration, SampledProgressPointCountsSamplesInItsLine) {
+  std::string fb = marker_spec("two_threads.c", "fb");
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20", "--sampled-progress", fb}, {program("two_threads"), "1500"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  long counted = 0;
+  for (const json& x : p.experiments()) {
+    json point = Profile::point(x, "sampled:" + fb);
+    ASSERT_FALSE(point.is_null()) << "no sampled point in " << x.dump();
+    counted += point["delta"].get<long>();
+  }
+  EXPECT_GT(counted, 0);
+}
+
 // ---- Progress points: coz.h, latency, breakpoints ------------------------------------------------
 
 TEST_F(Integration, ProgramBuiltAgainstCozHeaderRecordsProgress) {
@@ -824,6 +879,17 @@ TEST_F(Integration, SigintToTheProgramUnderTheLauncher) {
   bool warned = false;
   for (const json& w : p.of_type("warning")) warned = warned || w["message"].get<std::string>().find("terminated") != std::string::npos;
   EXPECT_TRUE(warned) << "no warning that the program was terminated";
+}
+
+TEST_F(Integration, SigtermToTheLauncherReachesTheProgram) {
+  std::string out = path("p.jsonl");
+  Child launcher = start_whatif(out, {"--experiment-length", "20"}, {program("two_threads"), "20000"});
+  ASSERT_GE(wait_for_experiments(out, 2, std::chrono::seconds(20)), 2);
+  ASSERT_EQ(::kill(launcher.pid(), SIGTERM), 0);
+  Exit e = launcher.wait(std::chrono::seconds(20));
+  EXPECT_EQ(e.status, 128 + SIGTERM) << e;
+  Profile p = load_profile(out);
+  EXPECT_GE(p.experiments().size(), 2u);
 }
 
 // ---- Coz's text format ---------------------------------------------------------------------------
