@@ -153,7 +153,9 @@ def read_whatif(path):
             if dur is None:
                 dur = rec.get("duration_ns", 0) - rec.get("delay_ns", 0)
             exps.append({"selected": rec.get("selected"), "speedup": float(rec.get("speedup", 0)),
-                         "duration": float(dur), "points": points})
+                         "duration": float(dur), "points": points,
+                         "delay_ns": float(rec.get("delay_ns", 0)),
+                         "selected_samples": float(rec.get("selected_samples", 0))})
     return exps
 
 
@@ -182,6 +184,16 @@ def aggregate(exps, metric):
             return float("nan"), n
         return (in_flight_weighted / dur) / (arrivals / dur), n
     return (dur / delta if delta > 0 else float("nan")), n
+
+
+def delay_ratio(exps, period_ns):
+    """Inserted delay over what the selected line's samples call for, sum(delay_ns) /
+    sum(selected_samples * speedup * P): 1.0 when delay accounting is exact (each sample in the
+    selected line makes the others pause speedup * P once); NaN without the fields (Coz)."""
+    due = sum(e.get("selected_samples", 0) * e["speedup"] * period_ns for e in exps)
+    if due <= 0 or not any("delay_ns" in e for e in exps):
+        return float("nan")
+    return sum(e.get("delay_ns", 0) for e in exps) / due
 
 
 def predicted(base_exps, exps, metric):
@@ -411,6 +423,7 @@ def profiled_predictions(prof, workloads, speedups, reps, outdir, report_exe=Non
                 point = LATENCY_POINT if metric == "latency" else THROUGHPUT_POINT
                 rep = report_prediction(report_exe, base_files + files[(wl, line, s)], fixed, point, s)
                 entry = {"pred": pred, "report": rep, "n0": n0, "ns": ns, "files": files[(wl, line, s)],
+                         "delay_ratio": delay_ratio(exps, 1e6),
                          "base_files": base_files}
                 preds[wl][(line, s)] = entry
     return preds, runs, failures
@@ -570,6 +583,7 @@ def main():
                         row += " %8s %7s %8s %7s" % (fmt_pct(pr), fmt_pct(err, True), fmt_pct(rp),
                                                      fmt_pct(rerr, True))
                         rec[n] = {"pred": pr, "err": err, "report": rp, "report_err": rerr,
+                                  "delay_ratio": preds[n][wl][(line, s)]["delay_ratio"],
                                   "n0": preds[n][wl][(line, s)]["n0"], "ns": preds[n][wl][(line, s)]["ns"]}
                     emit(row)
                     table.append(rec)
@@ -580,6 +594,15 @@ def main():
                  % (n, fmt_pct(mae), len(errs[n]), fmt_pct(rmae), len(rerrs[n])))
         if not names:
             emit("(no profiler ran: actual speedups only)")
+        if "whatif" in names:
+            emit("")
+            emit("## whatif delay accounting: inserted delay / (selected samples x s x 1 ms); exact = 1.00")
+            for wl in workloads:
+                cells = []
+                for line in WORKLOADS[wl]["lines"]:
+                    rs = [preds["whatif"][wl][(line, s)]["delay_ratio"] for s in speedups]
+                    cells.append("%s: %s" % (line, " ".join(fmt_ratio(r) for r in rs)))
+                emit("%-9s %s" % (wl, "   ".join(cells)))
         results["accuracy"] = table
         results["runs"] = runs
         results["native_base"] = {wl: truth[wl]["base_samples"] for wl in workloads}
