@@ -17,7 +17,8 @@ build: deps
 
 # The sanitizer configuration: unit tests of the pure components under ASan+UBSan.
 build-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DWHATIF_SANITIZE="address;undefined" >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DWHATIF_SANITIZE="address;undefined" \
+		-DWHATIF_BUILD_INTEGRATION=OFF -DWHATIF_BUILD_BENCHMARKS=OFF >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 unit-test: build build-asan
