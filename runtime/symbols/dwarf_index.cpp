@@ -737,6 +737,7 @@ Result<std::unique_ptr<DwarfIndex>> DwarfIndex::open(const std::string& debug_fi
   auto access = ElfDwarfAccess::open(debug_file);
   if (!access.ok()) return Error{access.error()};
   impl->access = std::move(access.value());
+  for (auto& note : impl->access->take_notes()) impl->warn(std::move(note));
   auto indexed = impl->open_and_index();
   if (!indexed.ok()) return Error{indexed.error()};
   return std::unique_ptr<DwarfIndex>(new DwarfIndex(std::move(impl)));

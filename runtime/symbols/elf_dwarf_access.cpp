@@ -27,6 +27,7 @@ uint64_t read_be64(const uint8_t* p) {
 Result<std::unique_ptr<ElfDwarfAccess>> ElfDwarfAccess::open(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is too old for this ELF version"};
   std::unique_ptr<ElfDwarfAccess> access(new ElfDwarfAccess());
+  access->path_ = path;
   access->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (access->fd_ < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
   access->elf_ = elf_begin(access->fd_, ELF_C_READ_MMAP, nullptr);
@@ -77,6 +78,9 @@ Result<std::unique_ptr<ElfDwarfAccess>> ElfDwarfAccess::open(const std::string& 
       }
     }
   }
+  for (auto& section : access->sections_) {
+    if (section.name == ".debug_rnglists" || section.name == ".debug_loclists") access->trim_list_section(section);
+  }
   auto& m = access->methods_;
   m.get_section_info = &ElfDwarfAccess::get_section_info;
   m.get_byte_order = &ElfDwarfAccess::get_byte_order;
@@ -85,7 +89,8 @@ Result<std::unique_ptr<ElfDwarfAccess>> ElfDwarfAccess::open(const std::string& 
   m.get_section_count = &ElfDwarfAccess::get_section_count;
   m.load_section = &ElfDwarfAccess::load_section;
   m.relocate_a_section = &ElfDwarfAccess::relocate_a_section;
-  access->interface_.object = access.get();
+  access->handle_.self = access.get();
+  access->interface_.object = &access->handle_;
   access->interface_.methods = &access->methods_;
   return access;
 }
@@ -117,6 +122,55 @@ int ElfDwarfAccess::load(Section& s) {
   }
   s.data = s.owned.data();
   return DW_DLV_OK;
+}
+
+void ElfDwarfAccess::trim_list_section(Section& s) {
+  if (s.size == 0) return;
+  if (load(s) != DW_DLV_OK) {
+    notes_.push_back(fmt::format("unreadable {} in {} ignored", s.name, path_));
+    s.size = 0;
+    return;
+  }
+  auto read = [&](uint64_t at, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+      uint64_t byte = s.data[at + static_cast<uint64_t>(i)];
+      v |= big_endian_ ? byte << (8 * (bytes - 1 - i)) : byte << (8 * i);
+    }
+    return v;
+  };
+  uint64_t at = 0;
+  while (at < s.size) {
+    // Unit header: length, version 5, address size, segment selector size, offset count, offsets.
+    bool ok = false;
+    uint64_t end = 0;
+    if (s.size - at >= 4) {
+      uint64_t length = read(at, 4), header = 4, offset_size = 4;
+      if (length == 0xffffffff && s.size - at >= 12) {
+        length = read(at + 4, 8);
+        header = 12;
+        offset_size = 8;
+      }
+      if (length < 0xfffffff0 || header == 12) {
+        uint64_t body = at + header;
+        if (length >= 8 && length <= s.size - body) {
+          end = body + length;
+          uint64_t count = read(body + 4, 4);
+          uint64_t table = length - 8;  // bytes after the fixed header fields
+          ok = read(body, 2) == 5 && (s.data[body + 2] == 4 || s.data[body + 2] == 8) && s.data[body + 3] == 0 &&
+               count <= table / offset_size;
+          for (uint64_t i = 0; ok && i < count; ++i) ok = read(body + 8 + i * offset_size, static_cast<int>(offset_size)) < table;
+        }
+      }
+    }
+    if (!ok) {
+      notes_.push_back(fmt::format("malformed {} unit at offset {:#x} in {} ignored, with the lists after it", s.name,
+                                   at, path_));
+      s.size = at;
+      return;
+    }
+    at = end;
+  }
 }
 
 bool ElfDwarfAccess::neutralize_info_unit(uint64_t offset) {
@@ -155,7 +209,7 @@ bool ElfDwarfAccess::neutralize_info_unit(uint64_t offset) {
 }
 
 int ElfDwarfAccess::get_section_info(void* obj, Dwarf_Half index, Dwarf_Obj_Access_Section* out, int*) {
-  auto* self = static_cast<ElfDwarfAccess*>(obj);
+  auto* self = from(obj);
   if (index >= self->sections_.size()) return DW_DLV_NO_ENTRY;
   const Section& s = self->sections_[index];
   out->addr = s.addr;
@@ -169,17 +223,17 @@ int ElfDwarfAccess::get_section_info(void* obj, Dwarf_Half index, Dwarf_Obj_Acce
 }
 
 Dwarf_Endianness ElfDwarfAccess::get_byte_order(void* obj) {
-  return static_cast<ElfDwarfAccess*>(obj)->big_endian_ ? DW_OBJECT_MSB : DW_OBJECT_LSB;
+  return from(obj)->big_endian_ ? DW_OBJECT_MSB : DW_OBJECT_LSB;
 }
 
 Dwarf_Small ElfDwarfAccess::get_length_size(void*) { return 4; }
 
-Dwarf_Small ElfDwarfAccess::get_pointer_size(void* obj) { return static_cast<ElfDwarfAccess*>(obj)->is_64_ ? 8 : 4; }
+Dwarf_Small ElfDwarfAccess::get_pointer_size(void* obj) { return from(obj)->is_64_ ? 8 : 4; }
 
-Dwarf_Unsigned ElfDwarfAccess::get_section_count(void* obj) { return static_cast<ElfDwarfAccess*>(obj)->sections_.size(); }
+Dwarf_Unsigned ElfDwarfAccess::get_section_count(void* obj) { return from(obj)->sections_.size(); }
 
 int ElfDwarfAccess::load_section(void* obj, Dwarf_Half index, Dwarf_Small** data, int* error) {
-  auto* self = static_cast<ElfDwarfAccess*>(obj);
+  auto* self = from(obj);
   if (index >= self->sections_.size()) return DW_DLV_NO_ENTRY;
   int res = self->load(self->sections_[index]);
   if (res == DW_DLV_OK) *data = self->sections_[index].data;

@@ -31,6 +31,8 @@ class ElfDwarfAccess {
   bool neutralize_info_unit(uint64_t offset);
   /// Offsets passed to a successful neutralize_info_unit.
   const std::set<uint64_t>& neutralized() const { return neutralized_; }
+  /// Problems found in section headers before libdwarf saw them; cleared by the call.
+  std::vector<std::string> take_notes() { return std::move(notes_); }
 
  private:
   struct Section {
@@ -45,6 +47,9 @@ class ElfDwarfAccess {
   };
   ElfDwarfAccess() = default;
   int load(Section& section);
+  /// Shrinks .debug_rnglists/.debug_loclists to their well-formed leading units: libdwarf
+  /// 20210528 double-frees or reads wild offsets on some malformed list headers.
+  void trim_list_section(Section& section);
 
   static int get_section_info(void* obj, Dwarf_Half index, Dwarf_Obj_Access_Section* out, int* error);
   static Dwarf_Endianness get_byte_order(void* obj);
@@ -54,12 +59,23 @@ class ElfDwarfAccess {
   static int load_section(void* obj, Dwarf_Half index, Dwarf_Small** data, int* error);
   static int relocate_a_section(void* obj, Dwarf_Half index, Dwarf_Debug dbg, int* error);
 
+  /// What libdwarf gets as the object pointer. dwarf_finish() reads its first byte and, for 'E',
+  /// 'F', 'M' or 'P', runs libdwarf's own ELF/Mach-O/PE destructor on it: so start with 'w'.
+  struct Handle {
+    char tag = 'w';
+    ElfDwarfAccess* self = nullptr;
+  };
+  static ElfDwarfAccess* from(void* obj) { return static_cast<Handle*>(obj)->self; }
+
+  Handle handle_;
+  std::string path_;
   int fd_ = -1;
   Elf* elf_ = nullptr;
   bool big_endian_ = false;
   bool is_64_ = true;
   std::vector<Section> sections_;
   std::set<uint64_t> neutralized_;
+  std::vector<std::string> notes_;
   Dwarf_Obj_Access_Methods methods_{};
   Dwarf_Obj_Access_Interface interface_{};
 };
