@@ -765,6 +765,26 @@ TEST_F(Integration, EndToEndRecordsOneExperimentForTheWholeRun) {
   EXPECT_GT(experiments[0]["duration_ns"].get<double>(), 0.4e9) << "the experiment should span the run";
 }
 
+TEST_F(Integration, AppendKeepsEveryRunsExperiments) {
+  std::string out = path("p.jsonl");
+  Exit first = whatif(out, {"--experiment-length", "20"}, {program("two_threads"), "700"});
+  ASSERT_EQ(first.status, 0) << first;
+  std::size_t first_experiments = load_profile(out).experiments().size();
+  Exit second = whatif(out, {"--experiment-length", "20", "--append"}, {program("two_threads"), "700"});
+  ASSERT_EQ(second.status, 0) << second;
+  Profile p = load_profile(out);
+  EXPECT_EQ(p.of_type("header").size(), 2u) << "one header per run";
+  EXPECT_EQ(p.of_type("runtime").size(), 2u);
+  EXPECT_GT(p.experiments().size(), first_experiments);
+  auto parsed = whatif::analysis::read_profile(out);
+  ASSERT_TRUE(parsed) << parsed.error();
+  EXPECT_EQ(parsed->experiments.size(), p.experiments().size());
+  // Without --append the file starts over.
+  Exit third = whatif(out, {"--experiment-length", "20"}, {program("two_threads"), "300"});
+  ASSERT_EQ(third.status, 0) << third;
+  EXPECT_EQ(load_profile(out).of_type("header").size(), 1u);
+}
+
 TEST_F(Integration, SampledProgressPointCountsSamplesInItsLine) {
   std::string fb = marker_spec("two_threads.c", "fb");
   std::string out = path("p.jsonl");
