@@ -147,6 +147,7 @@ Result<ElfFacts> read_elf_facts(const std::string& path) {
   }
   ElfFacts facts;
   facts.is_pie_or_shared = ehdr.e_type == ET_DYN;
+  facts.is_relocatable = ehdr.e_type == ET_REL;
 
   std::size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) == 0) {

@@ -16,6 +16,7 @@ struct ElfFacts {
   uint32_t debuglink_crc = 0;
   bool has_dwarf = false;                        ///< non-empty .debug_info and .debug_line
   bool is_pie_or_shared = false;                 ///< ET_DYN
+  bool is_relocatable = false;                   ///< ET_REL (.o): DWARF addresses are unrelocated
   std::vector<AddressRange> executable_segments; ///< file virtual addresses of PT_LOAD with PF_X
 };
 

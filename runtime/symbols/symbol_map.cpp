@@ -98,6 +98,10 @@ class SymbolMapImpl final : public SymbolMap {
     object.in_scope = scope_.object_in_scope(object);
     std::vector<std::string> notes;
     auto facts = read_elf_facts(object.path);
+    if (facts.ok() && facts->is_relocatable && strict) {
+      return Error{fmt::format("{} is a relocatable object file: give the linked executable or shared library",
+                               object.path)};
+    }
     if (facts.ok() && !object.build_id.empty() && !facts->build_id.empty() && facts->build_id != object.build_id) {
       // The file was replaced after it was loaded: its DWARF describes other code.
       warnings_.push_back(fmt::format("{} changed on disk after it was loaded (build-id {} in memory, {} on disk); "
@@ -220,9 +224,9 @@ class SymbolMapImpl final : public SymbolMap {
     return nullptr;
   }
 
-  std::vector<AddressRange> ranges_for(std::string_view file, uint32_t line) override {
+  std::vector<AddressRange> ranges_for(std::string_view file, uint32_t line, bool in_scope_only = false) override {
     std::vector<AddressRange> out;
-    for (int pass = 0; pass < 2 && out.empty(); ++pass) {  // in-scope objects first, then the rest
+    for (int pass = 0; pass < (in_scope_only ? 1 : 2) && out.empty(); ++pass) {  // in-scope objects first, then the rest
       for (std::size_t i = 0; i < states_.size(); ++i) {
         if (states_[i].info.in_scope != (pass == 0) || !ensure_index(i)) continue;
         std::size_t first = out.size();

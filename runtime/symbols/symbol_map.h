@@ -115,7 +115,9 @@ class SymbolMap {
 
   /// Address ranges whose line-table rows say FILE:LINE. `file` matches a path by whole trailing
   /// components ("main.c" matches "/src/app/main.c", "app/main.c" too, "ain.c" does not).
-  virtual std::vector<AddressRange> ranges_for(std::string_view file, uint32_t line) = 0;
+  /// With `in_scope_only`, objects outside the binary scope are not searched (their DWARF is
+  /// never parsed): the runtime's choice, since a miss would otherwise read every library's DWARF.
+  virtual std::vector<AddressRange> ranges_for(std::string_view file, uint32_t line, bool in_scope_only = false) = 0;
 
   /// Source files of in-scope objects that the scope admits (forces parsing of their line tables).
   virtual std::vector<std::string> in_scope_files() = 0;

@@ -33,6 +33,7 @@ check no-debug-info 1 "no debug info for .*fx_nodebug: rebuild with -g, or insta
   "$whatif" lines "$bin/fx_nodebug"
 check missing-file 1 "cannot open .*nonexistent" -- "$whatif" lines "$bin/nonexistent"
 check no-code 1 "no code for fx_main.c:1 " -- "$whatif" lines "$bin/fx_gcc_dwarf5" fx_main.c:1
+check object-file 1 "is a relocatable object file" -- "$whatif" lines "$bin/fx_util.o"
 check bad-where 2 "neither FILE:LINE nor a hex ADDRESS" -- "$whatif" lines "$bin/fx_gcc_dwarf5" zzz
 check no-line-table 1 "no line table covers address 0x1" -- "$whatif" lines "$bin/fx_gcc_dwarf5" 0x1
 echo "$passed passed, $failures failed"
