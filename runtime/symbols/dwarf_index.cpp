@@ -132,6 +132,8 @@ struct DwarfIndex::Impl {
   std::vector<Unit> units;
   std::vector<UnitRange> unit_ranges;  // sorted by begin
   std::unordered_map<Dwarf_Off, std::string_view> names;  // DIE offset -> function name
+  // Subprogram DIE offset -> enclosing C++ scopes ("ns::Class::"), recorded while walking units.
+  std::unordered_map<Dwarf_Off, std::string_view> scope_prefix;
   std::vector<uint32_t> chain_;  // scratch for build_frames
 
   ~Impl() { close_dwarf(); }
@@ -218,7 +220,9 @@ struct DwarfIndex::Impl {
     char* raw = nullptr;
     int res = dwarf_diename(die, &raw, &error);
     if (res == DW_DLV_OK && raw) {
-      result = interner->intern(raw);
+      auto prefix = scope_prefix.find(offset);
+      result = prefix == scope_prefix.end() ? interner->intern(raw)
+                                            : interner->intern(std::string(prefix->second) + raw);
     } else {
       if (res == DW_DLV_ERROR) take_error(error);
       for (Dwarf_Half attr : {Dwarf_Half{DW_AT_abstract_origin}, Dwarf_Half{DW_AT_specification}}) {
@@ -363,6 +367,7 @@ struct DwarfIndex::Impl {
           units.clear();
           unit_ranges.clear();
           names.clear();
+          scope_prefix.clear();
           continue;
         }
         // Reopen unchanged to keep the units before the bad one.
@@ -583,7 +588,7 @@ struct DwarfIndex::Impl {
   }
 
   void parse_scopes(Unit& unit, Dwarf_Die unit_die) {
-    if (!walk_children(unit, unit_die, kNone, 0)) {
+    if (!walk_children(unit, unit_die, kNone, 0, {})) {
       warn(fmt::format("malformed function DIEs in {} of {}; inline call sites may be missing", unit_label(unit),
                        debug_file));
     }
@@ -592,7 +597,8 @@ struct DwarfIndex::Impl {
   }
 
   /// Collects subprograms and inlined calls under `parent_die`; false on a libdwarf error.
-  bool walk_children(Unit& unit, Dwarf_Die parent_die, uint32_t parent, int depth) {
+  /// `prefix` names the enclosing namespaces and classes ("ns::Class::"), empty at unit level.
+  bool walk_children(Unit& unit, Dwarf_Die parent_die, uint32_t parent, int depth, std::string_view prefix) {
     if (depth > kMaxDieDepth) return false;
     Dwarf_Error error = nullptr;
     Dwarf_Die child = nullptr;
@@ -610,12 +616,15 @@ struct DwarfIndex::Impl {
       }
       switch (tag) {
         case DW_TAG_subprogram: {
+          Dwarf_Off offset = 0;
+          if (!prefix.empty() && dwarf_dieoffset(child, &offset, &error) == DW_DLV_OK) scope_prefix[offset] = prefix;
+          if (error) take_error(error);
           auto ranges = ranges_of(child, unit);
           if (!ranges.empty()) {  // declarations and abstract instances hold no code
             auto node = static_cast<uint32_t>(unit.nodes.size());
             unit.nodes.push_back(ScopeNode{ranges, {}, name_of(child), {}, 0});
             for (const auto& r : ranges) unit.functions.push_back({r.begin, r.end, node});
-            ok &= walk_children(unit, child, node, depth + 1);
+            ok &= walk_children(unit, child, node, depth + 1, prefix);
           }
           break;
         }
@@ -629,22 +638,29 @@ struct DwarfIndex::Impl {
             unit.nodes.push_back(ScopeNode{ranges, {}, name_of(child), unit.file_at(call_file),
                                            static_cast<uint32_t>(call_line)});
             unit.nodes[parent].children.push_back(node);
-            ok &= walk_children(unit, child, node, depth + 1);
+            ok &= walk_children(unit, child, node, depth + 1, prefix);
           }
           break;
         }
         case DW_TAG_lexical_block:
         case DW_TAG_try_block:
         case DW_TAG_catch_block:
-          if (parent != kNone) ok &= walk_children(unit, child, parent, depth + 1);
+          if (parent != kNone) ok &= walk_children(unit, child, parent, depth + 1, prefix);
           break;
         case DW_TAG_namespace:
         case DW_TAG_module:
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-          ok &= walk_children(unit, child, kNone, depth + 1);
+        case DW_TAG_union_type: {
+          char* raw = nullptr;
+          int named = dwarf_diename(child, &raw, &error);
+          if (named == DW_DLV_ERROR) take_error(error);
+          std::string scope(prefix);
+          scope += named == DW_DLV_OK && raw ? raw : tag == DW_TAG_namespace ? "(anonymous namespace)" : "(anonymous)";
+          scope += "::";
+          ok &= walk_children(unit, child, kNone, depth + 1, interner->intern(scope));
           break;
+        }
         default:
           break;
       }

@@ -350,6 +350,17 @@ TEST_P(CppVariant, InlinedStdLibraryCodeGoesToTheCallingUserLine) {
   EXPECT_GT(in_std, 0) << "no address of fx_cpp_sum maps into inlined std::accumulate";
 }
 
+TEST_P(CppVariant, MethodNamesAreQualified) {
+  std::string path = fixture_bin(GetParam());
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " was not built (no clang++?)";
+  auto map = SymbolMap::for_file(path);
+  ASSERT_TRUE(map.ok()) << map.error();
+  auto info = map.value()->lookup(symbol_address(path, "_ZN2fx7Counter3addEl"));
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->frames.back().function, "fx::Counter::add");
+  EXPECT_GE(info->frames[0].line, marker_line(fixture_src("fx_cpp.cpp"), "cpp_method"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, CppVariant, ::testing::Values("fx_cpp_gcc", "fx_cpp_clang"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
