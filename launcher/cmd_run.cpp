@@ -331,8 +331,10 @@ int run(const RunOptions& options) {
     note(fmt::format("no experiment completed in {:.1f} s: run the program longer (e.g. a bigger input), or shorten "
                      "experiments with --experiment-length", seconds));
   } else if (visits == 0) {
-    fail("no progress point was reached: add COZ_PROGRESS (include/whatif.h or coz.h) where a unit of work completes, "
-         "or use --end-to-end, or -p FILE:LINE for a breakpoint progress point");
+    std::string message = "no progress point was reached: add COZ_PROGRESS (include/whatif.h or coz.h) where a unit of "
+                          "work completes, or use --end-to-end, or -p FILE:LINE for a breakpoint progress point";
+    fail(message);
+    if (!coz) append_warning(absolute_output, message);
   }
   note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits)", output, experiments, visits));
   if (!coz && experiments > 0) {

@@ -44,6 +44,7 @@ struct RuntimeState {
 std::atomic<int> g_lifecycle{kNotStarted};
 RuntimeState* g_state = nullptr;  // set once during start-up, never freed (threads may outlive exit)
 std::atomic<pid_t> g_starting_tid{0};
+std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
 
 bool running() { return g_lifecycle.load(std::memory_order_acquire) == kRunning; }
 
@@ -188,7 +189,7 @@ void start() {
   if (int result = state.profiler->start(); result != 0) {
     log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
   }
-  std::atexit([] { before_exit(-1); });
+  std::atexit([] { before_exit(g_main_status.load(std::memory_order_acquire)); });
 }
 
 /// Stops the profiler and writes the final records, once. Any application thread.
@@ -292,6 +293,8 @@ void unblock_runtime_signal(sigset_t* mask) {
   if (mask != nullptr) sigdelset(mask, os::sample_signal());
 }
 
+void main_returned(int status) { g_main_status.store(status, std::memory_order_release); }
+
 void before_exit(int status) {
   if (running()) {
     before_waking();
@@ -313,7 +316,7 @@ void after_fork_in_child() {
   g_state->threads.for_each([](ThreadState* thread) {
     thread->sampler.reset();  // closes our copies; disabling would stop the parent's event
     for (int& fd : thread->breakpoint_fds) {
-      if (fd >= 0) ::close(fd);
+      if (fd >= 0) os::close_counter(fd);
       fd = -1;
     }
   });

@@ -38,6 +38,7 @@ bool is_runtime_signal(int signal);
 void unblock_runtime_signal(sigset_t* mask);
 
 /// Process lifecycle.
+void main_returned(int status);    ///< main returned `status`; libc's exit follows
 void before_exit(int status);      ///< exit(): finishes the profile
 void before_fast_exit(int status);  ///< _exit()/_Exit(): finishes the profile without atexit work
 void before_exec();                 ///< the image is replaced: finishes the profile

@@ -53,7 +53,7 @@ WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local,
 
 /// Profiler thread: a sample of this thread fell in the selected line, so its own time already
 /// counts as one delay (minimal-delay optimisation, §3.4.3); others must catch up.
-void credit_selected_sample(GlobalDelays& global, LocalDelays& local);
+void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
 
 /// A new thread inherits its parent's local clock: delays the parent executed delayed the child's
 /// creation too.

@@ -82,11 +82,6 @@ void Profiler::run() {
   tick(now);  // the last samples
   if (context_.config->end_to_end && state_ == State::kRunning) finish_experiment(now);
   write_samples(now);
-  if (!saw_progress_point_ && experiments_done_ > 0) {
-    context_.writer->warning(
-        "no progress point was reached during any experiment: add COZ_PROGRESS to your code, or use "
-        "--end-to-end or -p FILE:LINE");
-  }
 }
 
 void Profiler::setup_symbols() {
@@ -115,10 +110,10 @@ void Profiler::setup_symbols() {
   breakpoint_addresses_.assign(config.breakpoint_points.size(), 0);
   for (std::size_t i = 0; i < config.breakpoint_points.size(); ++i) {
     const core::LineSpec& spec = config.breakpoint_points[i];
-    auto ranges = symbols_->ranges_for(spec.file, spec.line);
+    auto ranges = symbols_->ranges_for(spec.file, spec.line, /*in_scope_only=*/true);
     if (ranges.empty()) {
-      std::string message = "progress point " + spec.text() +
-                            " matches no code: check the file and line with `whatif lines PROGRAM " + spec.text() + "`";
+      std::string message = "progress point " + spec.text() + " matches no code in scope: check the file and line with "
+                            "`whatif lines PROGRAM " + spec.text() + "`, or add its library with -b";
       log::warning("{}", message);
       context_.writer->warning(message);
       continue;
@@ -127,9 +122,10 @@ void Profiler::setup_symbols() {
     for (const auto& range : ranges) first = std::min<uint64_t>(first, range.begin);
     breakpoint_addresses_[i] = first;
   }
-  if (config.fixed_line && symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line).empty()) {
-    std::string message = "--fixed-line " + config.fixed_line->text() +
-                          " matches no code: check it with `whatif lines PROGRAM " + config.fixed_line->text() + "`";
+  if (config.fixed_line &&
+      symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true).empty()) {
+    std::string message = "--fixed-line " + config.fixed_line->text() + " matches no code in scope: check it with "
+                          "`whatif lines PROGRAM " + config.fixed_line->text() + "`, or widen the scope with -b/-s";
     log::warning("{}", message);
     context_.writer->warning(message);
   }
@@ -214,15 +210,15 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
   }
   if (id < 0) return;
   Line& line = lines_[static_cast<std::size_t>(id)];
-  ++line.samples;
-  if (line.sampled_point >= 0) ++sampled_counts_[static_cast<std::size_t>(line.sampled_point)];
+  line.samples += sample.weight;
+  if (line.sampled_point >= 0) sampled_counts_[static_cast<std::size_t>(line.sampled_point)] += sample.weight;
   if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = id;
   if (state_ != State::kRunning) return;
-  ++total_samples_;
+  total_samples_ += sample.weight;
   bool selected = context_.config->fixed_line ? line.fixed_match : id == selected_;
   if (selected) {
-    ++selected_samples_;
-    delays::credit_selected_sample(*context_.delays, thread->delays);
+    selected_samples_ += sample.weight;
+    delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight);
   }
 }
 
@@ -277,7 +273,7 @@ void Profiler::close_breakpoints(core::ThreadState* thread) {
     if (fd < 0) continue;
     uint64_t value = 0;
     if (os::read_counter(fd, value)) breakpoint_retired_counts_[i] += value;
-    ::close(fd);
+    os::close_counter(fd);
     fd = -1;
   }
 }
@@ -427,7 +423,6 @@ void Profiler::finish_experiment(uint64_t now) {
   uint64_t fewest = UINT64_MAX;
   for (const profile::PointResult& point : record.points) {
     if (point.delta == 0) continue;
-    saw_progress_point_ = true;
     fewest = std::min(fewest, point.delta);
   }
   if (!config.end_to_end) {

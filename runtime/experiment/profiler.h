@@ -106,7 +106,6 @@ class Profiler {
   std::unordered_map<std::string, double> in_flight_integral_;  // latency name -> count·ns
   uint64_t last_integration_ns_ = 0;
   uint64_t last_samples_write_ns_ = 0;
-  bool saw_progress_point_ = false;
   std::mt19937_64 random_;
 };
 

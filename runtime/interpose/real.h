@@ -13,6 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/// glibc's program entry (not declared in any header): whatif wraps `main` through it to learn the
+/// status main returns.
+extern "C" int __libc_start_main(int (*main)(int, char**, char**), int argc, char** argv, void (*init)(),
+                                 void (*fini)(), void (*rtld_fini)(), void* stack_end);
+
 // REQUIRED: start-up fails naming the symbol if missing. OPTIONAL: may be absent (nullptr).
 #define WHATIF_REAL_SYMBOLS(REQUIRED, OPTIONAL)                                                   \
   REQUIRED(pthread_create) REQUIRED(pthread_exit) REQUIRED(pthread_join)                          \
@@ -35,7 +40,7 @@
   REQUIRED(connect) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select) REQUIRED(pselect)             \
   REQUIRED(epoll_wait) REQUIRED(epoll_pwait)                                                      \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
-  REQUIRED(dlopen)
+  REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)
 
 namespace whatif::real {
 

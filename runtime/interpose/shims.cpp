@@ -20,6 +20,7 @@
 #include "core/runtime.h"
 #include "interpose/guard.h"
 #include "interpose/real.h"
+#include "os/fd_guard.h"
 #include "os/os.h"
 
 #define WHATIF_EXPORT extern "C" __attribute__((visibility("default")))
@@ -78,6 +79,15 @@ constexpr auto kWokenIfPositive = [](int result) { return result > 0; };
 
 __attribute__((constructor(101))) void whatif_start_at_load() { core::ensure_started(); }
 
+using ProgramMain = int (*)(int, char**, char**);
+ProgramMain g_program_main = nullptr;
+
+int main_wrapper(int argc, char** argv, char** envp) {
+  int status = g_program_main(argc, argv, envp);
+  core::main_returned(status);
+  return status;
+}
+
 }  // namespace
 
 // ---- Coz ABI: progress points and custom synchronisation -----------------------------------
@@ -87,6 +97,37 @@ WHATIF_EXPORT whatif::progress::CozCounter* _coz_get_counter(int type, const cha
 WHATIF_EXPORT void _coz_pre_block() { core::before_blocking(); }
 WHATIF_EXPORT void _coz_post_block(int skip_delays) { core::after_blocking(skip_delays != 0); }
 WHATIF_EXPORT void _coz_add_delays() { core::before_waking(); }
+
+// ---- Program entry: learns main's return status (libc's own exit call is not interposable) ----
+WHATIF_EXPORT int __libc_start_main(ProgramMain main, int argc, char** argv, void (*init)(), void (*fini)(),
+                                    void (*rtld_fini)(), void* stack_end) {
+  real::resolve();
+  g_program_main = main;
+  return real::__libc_start_main(&main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+// ---- Descriptors: the runtime's own survive a program that closes everything -----------------
+WHATIF_EXPORT int close(int fd) {
+  real::resolve();
+  if (!whatif::interpose::inside_runtime() && whatif::os::is_protected_fd(fd)) return 0;
+  return real::close(fd);
+}
+WHATIF_EXPORT int close_range(unsigned int first, unsigned int last, int flags) noexcept {
+  real::resolve();
+  if (real::close_range == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (whatif::interpose::inside_runtime()) return real::close_range(first, last, flags);
+  // Close the range around the runtime's descriptors.
+  unsigned int start = first;
+  for (unsigned int fd = first; fd <= last && fd < 65536; ++fd) {
+    if (!whatif::os::is_protected_fd(static_cast<int>(fd))) continue;
+    if (fd > start && real::close_range(start, fd - 1, flags) != 0) return -1;
+    start = fd + 1;
+  }
+  return start <= last ? real::close_range(start, last, flags) : 0;
+}
 
 // ---- Threads ---------------------------------------------------------------------------------
 WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {

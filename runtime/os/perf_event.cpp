@@ -1,6 +1,7 @@
 // perf_event_open, ring mapping and record parsing for samplers and breakpoint counters.
 // open/close run on the sampled thread or the profiler thread; drain on the profiler thread only.
 #include "os/perf_event.h"
+#include "os/fd_guard.h"
 
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
@@ -42,6 +43,7 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
   long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return -errno;
   fd_ = static_cast<int>(fd);
+  protect_fd(fd_);
 
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   mapping_bytes_ = page * (1 + kRingPages);
@@ -72,7 +74,7 @@ int PerfSampler::disable() { return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0 ?
 void PerfSampler::close() {
   if (ring_ != nullptr) munmap(ring_, mapping_bytes_);
   ring_ = nullptr;
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) close_counter(fd_);
   fd_ = -1;
 }
 
@@ -104,6 +106,7 @@ bool PerfSampler::next_record(RawSample& sample, bool& is_sample) {
     } fixed;
     copy_out(tail + sizeof(header), &fixed, sizeof(fixed));
     sample.ip = fixed.ip;
+    sample.weight = 1;
     sample.tid = fixed.tid;
     uint64_t nr = fixed.nr;
     uint64_t offset = tail + sizeof(header) + sizeof(fixed);
@@ -138,7 +141,14 @@ int open_breakpoint_counter(pid_t tid, uint64_t address) {
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-  return fd < 0 ? -errno : static_cast<int>(fd);
+  if (fd < 0) return -errno;
+  protect_fd(static_cast<int>(fd));
+  return static_cast<int>(fd);
+}
+
+void close_counter(int fd) {
+  unprotect_fd(fd);
+  ::close(fd);
 }
 
 bool read_counter(int fd, uint64_t& value) { return ::read(fd, &value, sizeof(value)) == sizeof(value); }

@@ -16,6 +16,7 @@ struct RawSample {
   static constexpr int kMaxCallchain = 32;
   uint64_t ip = 0;
   uint32_t tid = 0;
+  uint32_t weight = 1;  ///< sampling periods this sample stands for (timer overruns make it > 1)
   uint32_t callchain_length = 0;
   uint64_t callchain[kMaxCallchain];
 };
@@ -71,6 +72,8 @@ std::size_t PerfSampler::drain(Visitor&& visit) {
 /// A counting hardware execution breakpoint at `address` on thread `tid` (no signals: the kernel
 /// counts hits). Returns an fd or -errno.
 int open_breakpoint_counter(pid_t tid, uint64_t address);
+/// Closes a descriptor from open_breakpoint_counter (or a sampler's).
+void close_counter(int fd);
 /// Reads a counting event's value; returns false on error.
 bool read_counter(int fd, uint64_t& value);
 

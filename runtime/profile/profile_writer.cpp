@@ -11,6 +11,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "os/fd_guard.h"
 #include "whatif/profile_format.h"
 
 namespace whatif::profile {
@@ -27,14 +28,13 @@ std::string iso8601(uint64_t realtime_ns) {
 
 }  // namespace
 
-ProfileWriter::~ProfileWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
+ProfileWriter::~ProfileWriter() { abandon(); }
 
 Result<void> ProfileWriter::open(const std::string& path, Format format) {
   format_ = format;
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) return Error{"cannot write profile " + path + ": " + std::strerror(errno)};
+  os::protect_fd(fd_);
   return {};
 }
 
@@ -156,7 +156,10 @@ void ProfileWriter::runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_
 }
 
 void ProfileWriter::abandon() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    os::unprotect_fd(fd_);
+    ::close(fd_);
+  }
   fd_ = -1;
 }
 

@@ -17,6 +17,9 @@ WHATIF_SIGNAL_SAFE bool TimerThreadSampler::on_signal(const siginfo_t* info, voi
   os::RawSample sample;
   sample.ip = static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]);
   sample.tid = static_cast<uint32_t>(tid_);
+  // CPU-time timers fire at most once per kernel tick (4 ms at HZ=250): a 1 ms timer then reports
+  // the periods it skipped as overruns, and the sample stands for all of them.
+  sample.weight = 1 + static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0);
   sample.callchain[0] = sample.ip;
   uint32_t length = 1;
   // Walk frame pointers, reading only inside this thread's stack: a frame without a frame pointer

@@ -238,13 +238,6 @@ void check_well_formed(const Profile& profile) {
   }
 }
 
-/// A test (or the rest of one) that exposes a runtime bug not fixed yet is skipped, naming the bug,
-/// unless WHATIF_ITEST_KNOWN_BUGS=1 is set (set it to check a fix; then drop the skip).
-#define SKIP_KNOWN_RUNTIME_BUG(description)                                                   \
-  do {                                                                                      \
-    if (std::getenv("WHATIF_ITEST_KNOWN_BUGS") == nullptr) GTEST_SKIP() << "known runtime bug: " << description; \
-  } while (0)
-
 class Integration : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -652,7 +645,6 @@ TEST_P(Masked, ThreadsBlockingAllSignalsAreStillSampledAtThePeriod) {
     // Bug: CPU-time timers expire at most once per scheduler tick (HZ=250 here: 4 ms) and the timer
     // sampler ignores si_overrun, so it takes one sample per ~4-6 ms of CPU while delays are sized
     // for one per period: virtual speedups come out several times too small.
-    SKIP_KNOWN_RUNTIME_BUG("the timer sampler drops timer overruns (about 1 sample per 4-6 ms at a 1 ms period)");
   }
   // Each sample stands for one period of CPU time: virtual speedups size their delays on that.
   EXPECT_GE(samples, 0.5 * cpu_ms / period_ms)
@@ -667,7 +659,6 @@ INSTANTIATE_TEST_SUITE_P(Samplers, Masked, ::testing::Values("auto", "timer"),
 TEST_F(Integration, RuntimeRecordHasTheStatusMainReturned) {
   // Bug: a return from main reaches exit() inside glibc (no PLT call), so the exit shim never sees
   // the status and the atexit hook writes "exit_status": -1 for the most common way to end.
-  SKIP_KNOWN_RUNTIME_BUG("the runtime record says exit_status -1 when main returns");
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20"}, {program("two_threads"), "300", "5"});
   ASSERT_EQ(e.status, 5) << e;
@@ -698,7 +689,6 @@ TEST_F(Integration, FixedLineOrProgressPointMatchingNoCodeDoesNotStallTheProgram
   // Bug: SymbolMap::ranges_for falls back to indexing every out-of-scope object's DWARF (libc's
   // /usr/lib/debug file among them) on the profiler thread: ~0.6 s of CPU, no experiment meanwhile,
   // and exit() waits for it, so a 400 ms program takes 2-4 s.
-  SKIP_KNOWN_RUNTIME_BUG("--fixed-line/-p matching no code indexes all out-of-scope DWARF and stalls exit");
   constexpr long kProgramMs = 400;
   const Strings command = {program("two_threads"), std::to_string(kProgramMs)};
   Exit matching = whatif(path("matching.jsonl"), {"--experiment-length", "20", "--fixed-line",
@@ -742,7 +732,6 @@ TEST_F(Integration, ProgramClosingAllDescriptorsKeepsItsDataAndTheProfile) {
   // Bug: the program's close() loop closes the profile descriptor and the perf_event descriptors;
   // every later record is lost (only the header remains) and `whatif run` says "no experiment
   // completed", even with --end-to-end.
-  SKIP_KNOWN_RUNTIME_BUG("closing all descriptors loses the profile and the sampling");
   Profile p = load_profile(out);
   check_well_formed(p);
   // Daemons close every descriptor they did not open; the runtime's profile and sampling must survive.
