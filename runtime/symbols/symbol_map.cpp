@@ -226,7 +226,8 @@ class SymbolMapImpl final : public SymbolMap {
 
   std::vector<AddressRange> ranges_for(std::string_view file, uint32_t line, bool in_scope_only = false) override {
     std::vector<AddressRange> out;
-    for (int pass = 0; pass < (in_scope_only ? 1 : 2) && out.empty(); ++pass) {  // in-scope objects first, then the rest
+    // In-scope objects first; the rest only when those have no such line and the caller allows it.
+    for (int pass = 0; pass < (in_scope_only ? 1 : 2) && out.empty(); ++pass) {
       for (std::size_t i = 0; i < states_.size(); ++i) {
         if (states_[i].info.in_scope != (pass == 0) || !ensure_index(i)) continue;
         std::size_t first = out.size();

@@ -113,6 +113,25 @@ TEST(InProcess, DlopenedLibraryAppearsAfterRefresh) {
   EXPECT_EQ(find_object(*map.value(), "libfx_plugin"), nullptr);
 }
 
+TEST(InProcess, RangesForCanStayInScope) {
+  const std::string path = fixture_bin("libfx_plugin.so");
+  auto map = SymbolMap::for_current_process(Scope{});  // MAIN only: the plugin is out of scope
+  ASSERT_TRUE(map.ok()) << map.error();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  EXPECT_TRUE(map.value()->refresh());
+  uint32_t body = marker_line(fixture_src("fx_lib.c"), "fx_lib_body");
+  EXPECT_TRUE(map.value()->ranges_for("fx_lib.c", body, /*in_scope_only=*/true).empty());
+  EXPECT_FALSE(map.value()->ranges_for("fx_lib.c", body).empty());  // falls back to other objects
+  const LoadedObject* plugin = find_object(*map.value(), "libfx_plugin");
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_FALSE(plugin->in_scope);
+  auto info = map.value()->lookup(reinterpret_cast<uintptr_t>(::dlsym(handle, "fx_lib_scale")));
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(map.value()->first_in_scope(*info), nullptr);  // out-of-scope object
+  ::dlclose(handle);
+}
+
 TEST(InProcess, NoDebugInfoWarningNamesTheObject) {
   Scope scope;
   scope.binary_patterns = {"%"};
