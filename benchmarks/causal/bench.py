@@ -122,9 +122,14 @@ def read_coz(path):
             elif parts[0] == "throughput-point" and exps:
                 exps[-1]["points"][kv["name"]] = {"kind": "throughput", "delta": float(kv["delta"])}
             elif parts[0] == "latency-point" and exps:
+                # Debian's Coz 0.2 prints `difference` as a garbage ~1.8e19 in every experiment
+                # (an unsigned wrap far beyond any real in-flight count): mark it unusable, so Coz's
+                # latency predictions show n/a instead of a ratio of garbage.
+                diff = int(kv["difference"])
                 exps[-1]["points"][kv["name"]] = {
                     "kind": "latency", "arrivals": float(kv["arrivals"]),
-                    "departures": float(kv["departures"]), "in_flight": float(kv["difference"])}
+                    "departures": float(kv["departures"]),
+                    "in_flight": float(diff) if diff < 1 << 40 else float("nan")}
     return exps
 
 
@@ -180,7 +185,7 @@ def aggregate(exps, metric):
     if n == 0 or dur <= 0:
         return float("nan"), n
     if metric == "latency":
-        if arrivals <= 0:
+        if arrivals <= 0 or math.isnan(in_flight_weighted):
             return float("nan"), n
         return (in_flight_weighted / dur) / (arrivals / dur), n
     return (dur / delta if delta > 0 else float("nan")), n
