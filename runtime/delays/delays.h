@@ -33,7 +33,6 @@ struct GlobalDelays {
 struct LocalDelays {
   std::atomic<uint64_t> local_ns{0};     ///< delay this thread has executed or been credited
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
-  uint64_t global_before_block_ns = 0;   ///< global clock when the thread last blocked
   std::atomic<bool> busy{false};         ///< set while catch_up runs (handler re-entry guard)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
 };
@@ -47,8 +46,8 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local);
 
 /// Owning thread, after a blocking call returns. If another thread woke it (`woken_by_thread`),
-/// the delays that accrued while it was blocked are credited (the waker executed them); otherwise
-/// (I/O, sleep, timeout) they are executed now.
+/// its clock is raised to the global one (the waker executed those delays); otherwise (I/O,
+/// sleep, timeout) the delays that accrued while it was blocked are executed now.
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread);
 
 /// Profiler thread: a sample of this thread fell in the selected line, so its own time already

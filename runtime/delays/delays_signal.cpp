@@ -44,14 +44,18 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
 
 WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local) {
   catch_up(global, local);
-  local.global_before_block_ns = global.global_ns.load(std::memory_order_acquire);
 }
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
   if (woken_by_thread) {
+    // Credited up to the global clock now: the waker executed those delays. A max, not an add of
+    // (now - global_before_block): the profiler credits samples late, so this thread's own samples
+    // may have raised both its clock and the global one while it slept, and adding would count
+    // them twice and push the global clock ahead of the real delays.
     uint64_t now = global.global_ns.load(std::memory_order_acquire);
-    if (now > local.global_before_block_ns) {
-      local.local_ns.fetch_add(now - local.global_before_block_ns, std::memory_order_acq_rel);
+    uint64_t mine = local.local_ns.load(std::memory_order_acquire);
+    while (mine < now &&
+           !local.local_ns.compare_exchange_weak(mine, now, std::memory_order_acq_rel, std::memory_order_acquire)) {
     }
   }
   catch_up(global, local);

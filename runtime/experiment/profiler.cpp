@@ -122,6 +122,7 @@ void Profiler::setup_symbols() {
     for (const auto& range : ranges) first = std::min<uint64_t>(first, range.begin);
     breakpoint_addresses_[i] = first;
   }
+  if (config.fixed_line) fixed_line_name_ = canonical_fixed_line_name();
   if (config.fixed_line &&
       symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true).empty()) {
     std::string message = "--fixed-line " + config.fixed_line->text() + " matches no code in scope: check it with "
@@ -130,6 +131,18 @@ void Profiler::setup_symbols() {
     context_.writer->warning(message);
   }
   write_warnings();
+}
+
+std::string Profiler::canonical_fixed_line_name() {
+  const core::LineSpec& spec = *context_.config->fixed_line;
+  for (const symbols::AddressRange& range : symbols_->ranges_for(spec.file, spec.line, /*in_scope_only=*/true)) {
+    if (auto info = symbols_->lookup(range.begin)) {
+      for (const symbols::SourceLine& frame : info->frames) {
+        if (line_matches(frame, spec)) return std::string(frame.file) + ":" + std::to_string(frame.line);
+      }
+    }
+  }
+  return spec.text();
 }
 
 void Profiler::write_warnings() {
@@ -401,11 +414,9 @@ void Profiler::finish_experiment(uint64_t now) {
   record.total_samples = total_samples_;
   record.elapsed_ns = now - context_.start_ns;
   if (config.fixed_line) {
-    record.selected = config.fixed_line->text();
+    record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
     for (const Line& line : lines_) {
-      if (!line.fixed_match) continue;
-      if (record.line_samples_total == 0) record.selected = line.name;
-      record.line_samples_total += line.samples;
+      if (line.fixed_match) record.line_samples_total += line.samples;
     }
   } else {
     record.selected = lines_[static_cast<std::size_t>(selected_)].name;

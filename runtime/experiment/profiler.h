@@ -70,6 +70,9 @@ class Profiler {
   void integrate_in_flight(uint64_t now);
   void write_samples(uint64_t now);
   void write_warnings();
+  /// The fixed line named as samples name it (the full path the compiler recorded), so every
+  /// experiment on it carries one name whether or not the line was sampled yet.
+  std::string canonical_fixed_line_name();
   std::vector<profile::PointResult> point_deltas(uint64_t now);
 
   ProfilerContext context_;
@@ -79,6 +82,7 @@ class Profiler {
   std::atomic<bool> refresh_requested_{false};
   std::unique_ptr<symbols::SymbolMap> symbols_;
   std::vector<uint64_t> breakpoint_addresses_;   // one per -p point (0: unresolved)
+  std::string fixed_line_name_;  // --fixed-line as FILE:LINE the way samples name it
   std::vector<uint64_t> breakpoint_retired_counts_;
 
   std::vector<Line> lines_;

@@ -86,6 +86,23 @@ TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
   EXPECT_EQ(sleeper.local_ns.load(), global.global_ns.load());
 }
 
+TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
+  // The profiler credits samples late: a thread's own sample can be credited while it is blocked.
+  // Its wake-up must not add that raise again, or its clock runs ahead and drags the global one.
+  GlobalDelays global;
+  LocalDelays sleeper, other;
+  start_experiment(global, 4 * kMs);
+  before_blocking(global, sleeper);
+  credit_selected_sample(global, sleeper);  // its last sample before blocking, credited now
+  after_blocking(global, sleeper, /*woken_by_thread=*/true);
+  EXPECT_EQ(sleeper.local_ns.load(), global.global_ns.load());
+  credit_selected_sample(global, sleeper);
+  EXPECT_EQ(global.global_ns.load(), 8 * kMs) << "two samples, two delays";
+  catch_up(global, other);
+  EXPECT_GE(other.paused_ns.load(), 8 * kMs);
+  EXPECT_LT(other.paused_ns.load(), 8 * kMs + 3 * kMs);
+}
+
 TEST(Delays, ThreadWokenByTimeoutOrIoExecutesDelaysAfterwards) {
   GlobalDelays global;
   LocalDelays waker, sleeper;
