@@ -241,8 +241,12 @@ int32_t Profiler::attribute(uint64_t address, bool is_return_address) {
   auto cached = address_cache_.find(key);
   if (cached != address_cache_.end()) return cached->second;
   int32_t id = -1;
-  if (auto info = symbols_->lookup(key)) {
-    if (const symbols::SourceLine* line = symbols_->first_in_scope(*info)) id = intern_line(*line);
+  // Out-of-scope objects (libc, ...) never yield a line: skip them before touching their DWARF.
+  const symbols::LoadedObject* object = symbols_->object_at(key);
+  if (object != nullptr && object->in_scope) {
+    if (auto info = symbols_->lookup(key)) {
+      if (const symbols::SourceLine* line = symbols_->first_in_scope(*info)) id = intern_line(*line);
+    }
   }
   address_cache_.emplace(key, id);
   return id;
