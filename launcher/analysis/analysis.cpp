@@ -309,13 +309,13 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       ++line.experiments;
       line.speedups.insert(key);
       line.profiles.insert(p);
-      line.t_obs += experiment.effective_duration_ns;
+      // t_obs in real time: the selected line's samples accrue in real time (its thread is not the one
+      // paused for a virtual speedup; with one thread nobody pauses at all).
+      line.t_obs += experiment.duration_ns;
       if (experiment.selected_samples >= 0) line.s_obs += experiment.selected_samples;
       else line.s_obs_known = false;
       if (experiment.line_samples_total >= 0 && experiment.elapsed_ns > 0)
-        last_running[experiment.selected] = {
-            experiment.line_samples_total,
-            experiment.elapsed_ns - std::max(0.0, experiment.delay_so_far_ns)};
+        last_running[experiment.selected] = {experiment.line_samples_total, experiment.elapsed_ns};
 
       std::set<std::string> seen;
       for (const PointObservation& observation : experiment.points) {
@@ -347,9 +347,8 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       }
     }
     // s and T per line for this profile: the final samples record, else the line's last experiment.
-    // T leaves out the delays inserted for virtual speedups: they stretch the run, not the phases.
-    double total = profile.samples_elapsed_ns > 0 ? profile.samples_elapsed_ns - profile.samples_delay_ns
-                                                  : profile.runtime_ns - profile.total_delay_ns;
+    // T is the real elapsed time, delays included, like t_obs: samples accrue in real time.
+    double total = profile.samples_elapsed_ns > 0 ? profile.samples_elapsed_ns : profile.runtime_ns;
     for (auto& [name, line] : lines) {
       if (!line.profiles.count(p)) continue;
       if (!profile.sample_counts.empty() && total > 0) {

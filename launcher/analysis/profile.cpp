@@ -70,10 +70,7 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   double duration = number_or(record, "duration_ns", -1);
   experiment.effective_duration_ns =
       number_or(record, "effective_duration_ns", duration - number_or(record, "delay_ns", 0));
-  if (duration >= 0) {
-    profile.total_delay_ns += std::max(0.0, duration - experiment.effective_duration_ns);
-    experiment.delay_so_far_ns = profile.total_delay_ns;
-  }
+  experiment.duration_ns = duration >= 0 ? duration : experiment.effective_duration_ns;
   experiment.selected_samples = number_or(record, "selected_samples", -1);
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
   experiment.elapsed_ns = number_or(record, "elapsed_ns", -1);
@@ -109,7 +106,6 @@ void read_whatif_record(const json& record, Profile& profile) {
       for (auto& [line, count] : counts->items())
         if (count.is_number()) profile.sample_counts[line] = count.get<double>();
     profile.samples_elapsed_ns = number_or(record, "elapsed_ns", -1);
-    profile.samples_delay_ns = profile.total_delay_ns;
   } else if (type == "runtime") {
     profile.runtime_ns = number_or(record, "elapsed_ns", -1);
   } else if (type == "warning") {
@@ -161,6 +157,14 @@ struct CozRecord {
       return fallback;
     }
   }
+  /// A number Coz prints as an unsigned 64-bit integer that may have wrapped below zero: values of
+  /// 2^63 and above are read as negative, value - 2^64 in double arithmetic like the viewer's (whose
+  /// JSON numbers are doubles), and at most -1: a double cannot tell 2^64 - 2 from 2^64.
+  double signed_number(std::string_view key, double fallback) const {
+    double value = number(key, fallback);
+    constexpr double kTwo63 = 9223372036854775808.0, kTwo64 = 18446744073709551616.0;
+    return value >= kTwo63 ? std::min(value - kTwo64, -1.0) : value;
+  }
   std::string text(std::string_view key) const {
     auto it = fields.find(key);
     return it == fields.end() ? std::string() : it->second;
@@ -200,29 +204,48 @@ void coz_from_json(const json& object, CozRecord& record) {
     if (c == '_') c = '-';  // throughput_point -> throughput-point
 }
 
-void read_coz_record(const CozRecord& record, Profile& profile) {
+/// What the Coz reader carries from record to record, and counts for its notes.
+struct CozState {
+  bool dropping = false;     ///< the current experiment was dropped: skip its point records
+  int dropped = 0;           ///< experiments without a positive duration
+  int unusable_latency = 0;  ///< latency observations with a negative (wrapped) difference
+};
+
+void read_coz_record(const CozRecord& record, Profile& profile, CozState& state) {
   const std::string& type = record.type;
   if (type == "experiment") {
     Experiment experiment;
     experiment.selected = record.text("selected");
     experiment.speedup = record.number("speedup", 0);
-    experiment.effective_duration_ns = record.number("duration", 0);  // Coz subtracts delays already
+    // Coz subtracts the delays already, and prints the result unsigned: it wraps when the inserted
+    // delay exceeds the elapsed time (at high speedups). Such an experiment measured nothing usable.
+    experiment.effective_duration_ns = record.signed_number("duration", 0);
+    experiment.duration_ns = experiment.effective_duration_ns;  // the only duration Coz records
     experiment.selected_samples = record.number("selected_samples", -1);
+    state.dropping = !(experiment.effective_duration_ns > 0);
+    if (state.dropping) {
+      ++state.dropped;
+      return;
+    }
     profile.experiments.push_back(std::move(experiment));
   } else if (type == "throughput-point" || type == "progress-point") {
-    if (profile.experiments.empty()) return;
+    if (profile.experiments.empty() || state.dropping) return;
     PointObservation observation;
     observation.name = record.text("name");
     observation.delta = record.number("delta", 0);
     profile.experiments.back().points.push_back(std::move(observation));
   } else if (type == "latency-point") {
-    if (profile.experiments.empty()) return;
+    if (profile.experiments.empty() || state.dropping) return;
     PointObservation observation;
     observation.name = record.text("name");
     observation.kind = PointKind::latency;
     observation.arrivals = record.number("arrivals", 0);
     observation.departures = record.number("departures", 0);
-    observation.in_flight_avg = record.number("difference", 0);
+    observation.in_flight_avg = record.signed_number("difference", 0);
+    if (observation.in_flight_avg < 0) {  // a wrapped count: the in-flight value is unusable
+      ++state.unusable_latency;
+      return;
+    }
     profile.experiments.back().points.push_back(std::move(observation));
   } else if (type == "samples") {
     std::string location = record.text("location");
@@ -231,6 +254,19 @@ void read_coz_record(const CozRecord& record, Profile& profile) {
   } else if (type == "runtime") {
     profile.runtime_ns = record.number("time", -1);
   }
+}
+
+void add_coz_notes(const CozState& state, Profile& profile) {
+  if (state.dropped > 0)
+    profile.notes.push_back(fmt::format(
+        "dropped {} experiment(s) without a positive duration: Coz prints the duration minus the inserted "
+        "delay unsigned, and it wraps when the delay exceeds the elapsed time",
+        state.dropped));
+  if (state.unusable_latency > 0)
+    profile.notes.push_back(fmt::format(
+        "skipped {} latency observation(s) with a negative (wrapped) in-flight count, Coz's `difference`: "
+        "unusable",
+        state.unusable_latency));
 }
 
 bool known_coz_type(const std::string& type) {
@@ -277,6 +313,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
     profile.notes.push_back(fmt::format("ignored an incomplete last line (line {})", index + 1));
   };
 
+  CozState coz_state;
   if (is_json) {
     json header;
     try {
@@ -326,7 +363,7 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
       } else {
         CozRecord coz;
         coz_from_json(record, coz);
-        read_coz_record(coz, profile);
+        read_coz_record(coz, profile, coz_state);
       }
     }
   } else {
@@ -351,9 +388,10 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
         truncated(i);
         break;
       }
-      read_coz_record(coz, profile);
+      read_coz_record(coz, profile, coz_state);
     }
   }
+  add_coz_notes(coz_state, profile);
   return profile;
 }
 

@@ -31,11 +31,13 @@ struct PointObservation {
 struct Experiment {
   std::string selected;              ///< FILE:LINE virtually sped up
   double speedup = 0;                ///< 0.0 .. 1.0
-  double effective_duration_ns = 0;  ///< duration minus inserted delay
+  double effective_duration_ns = 0;  ///< duration minus inserted delay: for progress periods
+  /// Real (wall-clock) duration: t_obs for phase correction. Coz profiles only carry the effective
+  /// duration, and so do whatif records without `duration_ns`: then it equals that.
+  double duration_ns = 0;
   double selected_samples = -1;      ///< s_obs, or -1 when the profile lacks it
   double line_samples_total = -1;    ///< s so far (whatif only), or -1
-  double elapsed_ns = -1;            ///< T so far (whatif only), or -1
-  double delay_so_far_ns = -1;       ///< delay inserted up to this experiment's end (whatif only), or -1
+  double elapsed_ns = -1;            ///< real T so far (whatif only), or -1
   std::vector<PointObservation> points;
 };
 
@@ -52,13 +54,9 @@ struct Profile {
   std::vector<std::string> command;
   std::string sampler;
   std::vector<Experiment> experiments;
-  /// The last cumulative per-line sample counts and the time they were taken (-1 if unknown).
+  /// The last cumulative per-line sample counts and the real time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;
   double samples_elapsed_ns = -1;
-  /// Virtual-speedup delay inserted before the last samples record, and in all (0 when unknown, as
-  /// for Coz profiles): the run time without the profiler's delays is elapsed minus these.
-  double samples_delay_ns = 0;
-  double total_delay_ns = 0;
   double runtime_ns = -1;  ///< total elapsed time at exit, -1 if the run did not finish cleanly
   std::vector<std::string> warnings;  ///< `warning` records, verbatim
   std::vector<std::string> notes;     ///< what the reader noticed (e.g. a truncated last line)
@@ -69,6 +67,9 @@ struct Profile {
 
 /// Parses profile text. `name` is used in messages. Rejects empty input, text that is no profile,
 /// and a whatif header with another format name or version (the message names both versions).
+/// Coz numbers printed unsigned that are >= 2^63 are wrapped negatives: Coz experiments without a
+/// positive duration are dropped and latency observations with a negative `difference` skipped
+/// (each counted in a note).
 Result<Profile> parse_profile(std::string_view text, const std::string& name);
 
 /// Reads and parses the file at `path`.

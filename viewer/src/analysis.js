@@ -133,12 +133,13 @@ function collect(profiles, report) {
       line.experiments++;
       line.speedups.add(key);
       line.profiles.add(p);
-      line.tObs += experiment.effectiveDuration;
+      // t_obs in real time: the selected line's samples accrue in real time (its thread is not the one
+      // paused for a virtual speedup; with one thread nobody pauses at all).
+      line.tObs += experiment.duration;
       if (experiment.selectedSamples >= 0) line.sObs += experiment.selectedSamples;
       else line.sObsKnown = false;
       if (experiment.lineSamplesTotal >= 0 && experiment.elapsed > 0) {
-        lastRunning.set(experiment.selected,
-          [experiment.lineSamplesTotal, experiment.elapsed - Math.max(0, experiment.delaySoFar)]);
+        lastRunning.set(experiment.selected, [experiment.lineSamplesTotal, experiment.elapsed]);
       }
       const observations = experiment.points;
       for (let o = 0; o < observations.length; o++) {
@@ -168,9 +169,8 @@ function collect(profiles, report) {
         data.summary.visits += unit.visits;
       }
     }
-    // T leaves out the delays inserted for virtual speedups: they stretch the run, not the phases.
-    const total = profile.samplesElapsed > 0 ? profile.samplesElapsed - profile.samplesDelay
-      : profile.runtime - profile.totalDelay;
+    // T is the real elapsed time, delays included, like t_obs: samples accrue in real time.
+    const total = profile.samplesElapsed > 0 ? profile.samplesElapsed : profile.runtime;
     for (const [name, line] of lines) {
       if (!line.profiles.has(p)) continue;
       if (profile.sampleCounts.size > 0 && total > 0) {

@@ -12,7 +12,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', experiments: [], sampleCounts: new Map(),
-    samplesElapsed: -1, samplesDelay: 0, totalDelay: 0, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
+    samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
   };
 }
 
@@ -32,20 +32,17 @@ function readWhatifRecord(record, profile) {
   switch (record.type) {
     case 'experiment': {
       const duration = num(record.duration_ns, -1);
+      const effectiveDuration = num(record.effective_duration_ns, duration - num(record.delay_ns, 0));
       const experiment = {
         selected: str(record.selected),
         speedup: num(record.speedup, 0),
-        effectiveDuration: num(record.effective_duration_ns, duration - num(record.delay_ns, 0)),
+        effectiveDuration,  // for progress periods
+        duration: duration >= 0 ? duration : effectiveDuration,  // real: t_obs for phase correction
         selectedSamples: num(record.selected_samples, -1),
         lineSamplesTotal: num(record.line_samples_total, -1),
         elapsed: num(record.elapsed_ns, -1),
-        delaySoFar: -1,
         points: [],
       };
-      if (duration >= 0) {
-        profile.totalDelay += Math.max(0, duration - experiment.effectiveDuration);
-        experiment.delaySoFar = profile.totalDelay;
-      }
       for (const point of Array.isArray(record.points) ? record.points : []) {
         if (!point || typeof point !== 'object') continue;
         const kind = str(point.kind, 'throughput');
@@ -67,7 +64,6 @@ function readWhatifRecord(record, profile) {
         }
       }
       profile.samplesElapsed = num(record.elapsed_ns, -1);
-      profile.samplesDelay = profile.totalDelay;
       break;
     case 'runtime': profile.runtime = num(record.elapsed_ns, -1); break;
     case 'warning': profile.warnings.push(str(record.message)); break;
@@ -109,25 +105,44 @@ function cozNumber(record, key, fallback) {
   return Number.isFinite(value) ? value : fallback;
 }
 
-function readCozRecord(record, profile) {
-  const last = profile.experiments[profile.experiments.length - 1];
+/**
+ * A number Coz prints as an unsigned 64-bit integer that may have wrapped below zero: values of 2^63
+ * and above are read as negative, value - 2^64 in double arithmetic like the C++ reader, and at most
+ * -1: a double (as JSON numbers are here) cannot tell 2^64 - 2 from 2^64.
+ */
+function cozSignedNumber(record, key, fallback) {
+  const value = cozNumber(record, key, fallback);
+  return value >= 2 ** 63 ? Math.min(value - 2 ** 64, -1) : value;
+}
+
+/** `state`: { dropping, dropped, unusableLatency }, carried from record to record for the notes. */
+function readCozRecord(record, profile, state) {
+  const last = state.dropping ? undefined : profile.experiments[profile.experiments.length - 1];
   switch (record.type) {
-    case 'experiment':
+    case 'experiment': {
+      // Coz subtracts the delays already, and prints the result unsigned: it wraps when the inserted
+      // delay exceeds the elapsed time (at high speedups). Such an experiment measured nothing usable.
+      const effectiveDuration = cozSignedNumber(record, 'duration', 0);
+      state.dropping = !(effectiveDuration > 0);
+      if (state.dropping) { state.dropped++; break; }
       profile.experiments.push({
         selected: record.fields.selected ?? '', speedup: cozNumber(record, 'speedup', 0),
-        effectiveDuration: cozNumber(record, 'duration', 0),  // Coz subtracts delays already
-        selectedSamples: cozNumber(record, 'selected_samples', -1), lineSamplesTotal: -1, elapsed: -1, delaySoFar: -1,
+        effectiveDuration, duration: effectiveDuration,  // the only duration Coz records
+        selectedSamples: cozNumber(record, 'selected_samples', -1), lineSamplesTotal: -1, elapsed: -1,
         points: [],
       });
       break;
+    }
     case 'throughput-point':
     case 'progress-point':
       if (last) last.points.push({ name: record.fields.name ?? '', kind: 'throughput', delta: cozNumber(record, 'delta', 0) });
       break;
     case 'latency-point':
       if (last) {
+        const inFlightAvg = cozSignedNumber(record, 'difference', 0);
+        if (inFlightAvg < 0) { state.unusableLatency++; break; }  // a wrapped count: unusable
         last.points.push({ name: record.fields.name ?? '', kind: 'latency', arrivals: cozNumber(record, 'arrivals', 0),
-          departures: cozNumber(record, 'departures', 0), inFlightAvg: cozNumber(record, 'difference', 0) });
+          departures: cozNumber(record, 'departures', 0), inFlightAvg });
       }
       break;
     case 'samples':
@@ -156,6 +171,7 @@ export function parseProfile(text, name) {
   const profile = emptyProfile(name);
   const head = lines[first].trimStart();
   const truncated = (i) => profile.notes.push(`ignored an incomplete last line (line ${i + 1})`);
+  const cozState = { dropping: false, dropped: 0, unusableLatency: 0 };
 
   if (head.startsWith('{')) {
     let header;
@@ -192,7 +208,7 @@ export function parseProfile(text, name) {
         if (i !== first && record.type === 'header') { checkHeader(record, name, profile); continue; }
         readWhatifRecord(record, profile);
       } else {
-        readCozRecord(cozFromJson(record), profile);
+        readCozRecord(cozFromJson(record), profile, cozState);
       }
     }
   } else {
@@ -210,8 +226,16 @@ export function parseProfile(text, name) {
         throw new Error(`${name}:${i + 1}: invalid Coz record`);
       }
       if (i === last && !completeLast) { truncated(i); break; }  // Coz ends every record with a newline
-      readCozRecord(coz, profile);
+      readCozRecord(coz, profile, cozState);
     }
+  }
+  if (cozState.dropped > 0) {
+    profile.notes.push(`dropped ${cozState.dropped} experiment(s) without a positive duration: Coz prints the ` +
+      'duration minus the inserted delay unsigned, and it wraps when the delay exceeds the elapsed time');
+  }
+  if (cozState.unusableLatency > 0) {
+    profile.notes.push(`skipped ${cozState.unusableLatency} latency observation(s) with a negative (wrapped) ` +
+      "in-flight count, Coz's `difference`: unusable");
   }
   return profile;
 }

@@ -102,3 +102,57 @@ test('latency: a shorter latency is a positive speedup', () => {
   assert.equal(report.lines[0].line, '/srv/server.cpp:210');
   assert.ok(report.lines[0].points[0].impact.value > 0.1);
 });
+
+test('phase correction uses real time at high speedups (one thread, two phases)', () => {
+  // Nobody pauses for the delays in a single-threaded program: the selected line's samples accrue in
+  // real time, so eq. 8 needs real experiment durations and the real run time. Subtracting the delays
+  // gave both lines 0.5 (B at x = 1: 0.40 instead of the actual 0.48).
+  const report = analyse([load('phases-one-thread.jsonl')]);
+  const b = report.lines.find((l) => l.line === 'src/stages.cpp:30');
+  assert.ok(b.phase.applied);
+  assert.ok(Math.abs(b.phase.factor - 0.6) < 1e-12, `factor ${b.phase.factor}`);
+  const a = report.lines.find((l) => l.line === 'src/stages.cpp:12');
+  assert.ok(Math.abs(a.phase.factor - 0.4) < 1e-12, `factor ${a.phase.factor}`);
+  const full = b.points[0].curve.at(-1);
+  assert.equal(full.speedup, 1);
+  assert.ok(Math.abs(full.programSpeedup - 0.48) < 1e-12, `program speedup ${full.programSpeedup}`);
+});
+
+test("Coz's wrapped unsigned duration and difference read as negative: dropped and skipped with notes", () => {
+  const text = load('coz-wrapped.coz');
+  const rows = [['0', '100000000', '2'], ['0', '100000000', '18446744073709551614'],
+    ['1', '18446744073309551616', '2'], ['1', '50000000', '3']];
+  const jsonl = parseProfile(['{"type":"startup","time":1}', ...rows.flatMap(([speedup, duration, difference]) => [
+    `{"type":"experiment","selected":"w.c:1","speedup":${speedup},"duration":${duration},"selected_samples":5}`,
+    '{"type":"throughput_point","name":"done","delta":10}',
+    `{"type":"latency_point","name":"req","arrivals":9,"departures":9,"difference":${difference}}`])].join('\n') + '\n',
+  'wrapped.json');
+  assert.equal(text.experiments.length, 10);
+  assert.equal(jsonl.experiments.length, 3);
+  for (const [profile, dropped, skipped, delta] of [[text, 2, 3, 1000], [jsonl, 1, 1, 10]]) {
+    let latency = 0;
+    for (const experiment of profile.experiments) {
+      assert.ok(experiment.effectiveDuration > 0 && experiment.effectiveDuration < 1e9, profile.name);
+      assert.equal(experiment.points[0].delta, delta);
+      for (const point of experiment.points) {
+        if (point.kind !== 'latency') continue;
+        latency++;
+        assert.ok(point.inFlightAvg >= 0 && point.inFlightAvg < 10, profile.name);
+      }
+    }
+    assert.equal(latency, profile.experiments.length - skipped, profile.name);
+    assert.equal(profile.notes.length, 2, profile.name);
+    assert.match(profile.notes[0], new RegExp(`dropped ${dropped} experiment\\(s\\)`));
+    assert.match(profile.notes[1], new RegExp(`skipped ${skipped} latency observation\\(s\\)`));
+  }
+  const report = analyse([text]);
+  const work = report.lines.find((l) => l.line === 'work.c:10');
+  assert.equal(work.experiments, 10);
+  const [done, req] = work.points;
+  assert.equal(done.name, 'done');
+  assert.ok(Math.abs(done.impact.value - 0.25) < 1e-9, `impact ${done.impact.value}`);
+  assert.equal(req.kind, 'latency');
+  assert.equal(req.curve.length, done.curve.length);
+  req.curve.forEach((c, i) => assert.ok(Math.abs(c.programSpeedup - done.curve[i].programSpeedup) < 1e-9));
+  assert.ok(!report.warnings.some((w) => w.includes('skipped')), report.warnings.join('; '));
+});

@@ -188,6 +188,54 @@ TEST(ProfileReader, IgnoresTruncatedLastCozLine) {
   EXPECT_EQ(profile->notes.size(), 1u);
 }
 
+TEST(ProfileReader, CozWrappedDurationAndDifferenceAreNegative) {
+  // Debian's Coz prints duration (elapsed minus delay) and a latency point's difference unsigned: at
+  // high speedups they wrap to about 1.8e19. Values >= 2^63 are negative: such experiments are dropped
+  // (with their point records), such latency observations skipped, each with a counted note.
+  Profile text = load("coz-wrapped.coz");
+  std::string wrapped_json = "{\"type\":\"startup\",\"time\":1}\n";
+  const std::pair<const char*, const char*> rows[] = {{"0", "100000000"},
+                                                     {"0", "100000000"},
+                                                     {"1", "18446744073309551616"},
+                                                     {"1", "50000000"}};
+  const char* differences[] = {"2", "18446744073709551614", "2", "3"};
+  for (size_t i = 0; i < 4; ++i)
+    wrapped_json += std::string("{\"type\":\"experiment\",\"selected\":\"w.c:1\",\"speedup\":") + rows[i].first +
+                    ",\"duration\":" + rows[i].second + ",\"selected_samples\":5}\n" +
+                    "{\"type\":\"throughput_point\",\"name\":\"done\",\"delta\":10}\n" +
+                    "{\"type\":\"latency_point\",\"name\":\"req\",\"arrivals\":9,\"departures\":9,"
+                    "\"difference\":" + differences[i] + "}\n";
+  auto jsonl = parse_profile(wrapped_json, "wrapped.json");
+  ASSERT_TRUE(jsonl.ok()) << jsonl.error();
+
+  ASSERT_EQ(text.experiments.size(), 10u);
+  ASSERT_EQ(jsonl->experiments.size(), 3u);
+  for (const Profile* profile : {&text, &*jsonl}) {
+    size_t latency = 0;
+    for (const Experiment& experiment : profile->experiments) {
+      EXPECT_GT(experiment.effective_duration_ns, 0) << profile->path;
+      EXPECT_LT(experiment.effective_duration_ns, 1e9) << profile->path;
+      ASSERT_FALSE(experiment.points.empty());
+      EXPECT_EQ(experiment.points[0].delta, 10 * (profile == &text ? 100 : 1));
+      for (const PointObservation& point : experiment.points)
+        if (point.kind == PointKind::latency) {
+          ++latency;
+          EXPECT_GE(point.in_flight_avg, 0) << profile->path;
+          EXPECT_LT(point.in_flight_avg, 10) << profile->path;
+        }
+    }
+    EXPECT_EQ(latency, profile->experiments.size() - (profile == &text ? 3 : 1)) << profile->path;
+    ASSERT_EQ(profile->notes.size(), 2u) << profile->path;
+    EXPECT_NE(profile->notes[0].find(profile == &text ? "dropped 2 experiment(s)" : "dropped 1 experiment(s)"),
+              std::string::npos)
+        << profile->notes[0];
+    EXPECT_NE(profile->notes[1].find(profile == &text ? "skipped 3 latency observation(s)"
+                                                       : "skipped 1 latency observation(s)"),
+              std::string::npos)
+        << profile->notes[1];
+  }
+}
+
 TEST(ProfileReader, InvalidLineInTheMiddleIsAnError) {
   auto profile = parse_profile(
       "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n{oops\n{\"type\":\"runtime\"}\n", "mem");
@@ -202,6 +250,7 @@ TEST(ReportGolden, BasicProfile) { check_golden("basic.expected.json"); }
 TEST(ReportGolden, CozProfile) { check_golden("coz-basic.expected.json"); }
 TEST(ReportGolden, LatencyProfile) { check_golden("latency.expected.json"); }
 TEST(ReportGolden, PhasedProfile) { check_golden("phased.expected.json"); }
+TEST(ReportGolden, PhasesOneThreadHandDerived) { check_golden("phases-one-thread.expected.json"); }
 TEST(ReportGolden, CombinedRunsEqualTheWholeRun) {
   check_golden("basic.expected.json", {"split-a.jsonl", "split-b.jsonl"});
 }
@@ -230,7 +279,7 @@ TEST(Report, FallsBackToTheRunBaselineAndWarns) {
   const LineResult& parse = line_named(report, "/home/dev/app/src/parse.cpp:7");
   EXPECT_EQ(parse.points[0].baseline, Baseline::run);
   EXPECT_GT(parse.points[0].impact.value, 0.05);
-  // hash.h:120 runs 60% of the time; the others always (delays do not count as run time).
+  // hash.h:120 runs 60% of the time; the others always (samples and T both in real time).
   EXPECT_NEAR(line_named(report, "/home/dev/app/src/hash.h:120").phase.factor, 0.6, 0.1);
   EXPECT_NEAR(line_named(report, "/home/dev/app/src/worker.cpp:42").phase.factor, 1.0, 0.02);
   bool warned = false;
@@ -264,6 +313,39 @@ TEST(Report, PhaseCorrectionScalesByActiveShare) {
   EXPECT_NEAR(line_named(corrected, "src/steady.cpp:9").phase.factor, 1.0, 1e-12);
   EXPECT_EQ(corrected.lines.front().line, "src/steady.cpp:9");  // the phased line no longer ranks first
   EXPECT_EQ(raw.lines.front().line, "src/phase.cpp:5");
+}
+
+TEST(Report, PhaseCorrectionUsesRealTimeAtHighSpeedups) {
+  // One thread, phase A (4 s) then phase B (6 s), each line 80% of its phase: nobody pauses for the
+  // delays, so the selected line's samples accrue in real time and eq. 8 needs the real experiment
+  // durations and the real run time. Subtracting the delays gave both lines 0.5 (B at x = 1: 0.40).
+  Report report = analyse({load("phases-one-thread.jsonl")}, Options{});
+  const LineResult& b = line_named(report, "src/stages.cpp:30");
+  ASSERT_TRUE(b.phase.applied);
+  EXPECT_NEAR(b.phase.factor, 0.6, 1e-12);  // line B's share of the run
+  EXPECT_NEAR(line_named(report, "src/stages.cpp:12").phase.factor, 0.4, 1e-12);
+  const CurvePoint& full = b.points[0].curve.back();
+  ASSERT_DOUBLE_EQ(full.speedup, 1.0);
+  // Line B takes 4.8 s of the 10 s run: removing it makes the program 48% faster.
+  EXPECT_NEAR(full.program_speedup, 0.48, 1e-12);
+}
+
+TEST(Report, CozWrappedDurationsDoNotWreckImpacts) {
+  Report report = analyse({load("coz-wrapped.coz")}, Options{});
+  const LineResult& work = line_named(report, "work.c:10");
+  EXPECT_EQ(work.n_experiments, 10);
+  ASSERT_EQ(work.points.size(), 2u);
+  const PointResult& done = work.points[0];
+  ASSERT_EQ(done.name, "done");
+  EXPECT_NEAR(done.impact.value, 0.25, 1e-9);  // 0.25 at speedup 0.5, 0.5 at 1.0
+  EXPECT_NEAR(done.curve.back().program_speedup, 0.5, 1e-9);
+  const PointResult& req = work.points[1];
+  ASSERT_EQ(req.kind, PointKind::latency);
+  ASSERT_EQ(req.curve.size(), done.curve.size());  // in flight 2 throughout: W falls with the duration
+  for (size_t i = 0; i < req.curve.size(); ++i)
+    EXPECT_NEAR(req.curve[i].program_speedup, done.curve[i].program_speedup, 1e-9);
+  for (const std::string& warning : report.warnings)
+    EXPECT_EQ(warning.find("skipped"), std::string::npos) << warning;  // the reader dropped them, with notes
 }
 
 TEST(Report, BootstrapIsDeterministicPerSeed) {
