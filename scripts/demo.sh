@@ -10,8 +10,8 @@ whatif="$build/launcher/whatif"
 echo "== The symbol map of the example (whatif lines):"
 "$whatif" lines "$build/examples/demo"
 echo
-echo "== Profiling the example: whatif run -o $out/demo.jsonl --- $build/examples/demo 12000"
-"$whatif" run -o "$out/demo.jsonl" --seed 1 --- "$build/examples/demo" 12000
+echo "== Profiling the example: whatif run -o $out/demo.jsonl --- $build/examples/demo 40000"
+"$whatif" run -o "$out/demo.jsonl" --seed 1 --- "$build/examples/demo" 40000
 echo
 echo "== The answer (whatif report):"
 "$whatif" report --top 8 "$out/demo.jsonl"
