@@ -11,6 +11,7 @@
 
 #include "analysis/profile.h"
 #include "commands.h"
+#include "launcher_paths.h"
 
 namespace whatif::cli {
 
@@ -33,11 +34,9 @@ struct ViewArgs {
 std::vector<fs::path> viewer_candidates() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("WHATIF_VIEWER_HTML"); env && *env) candidates.emplace_back(env);
-  std::error_code error;
-  fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(self.parent_path() / kViewerFile);
-    candidates.push_back(self.parent_path().parent_path() / "share" / "whatif" / kViewerFile);
+  if (fs::path directory = launcher_directory(); !directory.empty()) {
+    candidates.push_back(directory / kViewerFile);
+    candidates.push_back(directory.parent_path() / "share" / "whatif" / kViewerFile);
   }
   candidates.push_back(fs::path(WHATIF_SOURCE_DIR) / "viewer" / "dist" / kViewerFile);
   return candidates;

@@ -182,7 +182,6 @@ void start() {
   context.threads = &state.threads;
   context.writer = &state.writer;
   context.start_ns = state.start_ns;
-  context.sampler_name = header.sampler;
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   register_current_thread(nullptr);
@@ -249,10 +248,6 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   int result = real::pthread_create(thread, attr, &thread_trampoline, arguments);
   if (result != 0) delete arguments;
   return result;
-}
-
-void thread_exiting() {
-  if (ThreadState* thread = current_thread()) delays::catch_up(g_state->delays, thread->delays);
 }
 
 void before_waking() {

@@ -19,8 +19,6 @@ bool active();
 /// pthread_create through the runtime: the child registers itself, inherits its parent's delay
 /// clock and starts sampling before running `routine`.
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);
-/// The calling thread is exiting (pthread_exit or return from its start routine).
-void thread_exiting();
 
 /// Paper table 1: before a call that may wake another thread, execute owed delays.
 void before_waking();

@@ -28,7 +28,6 @@ struct ProfilerContext {
   core::ThreadRegistry* threads = nullptr;
   profile::ProfileWriter* writer = nullptr;
   uint64_t start_ns = 0;
-  std::string sampler_name;
 };
 
 class Profiler {

@@ -137,8 +137,7 @@ WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
   return core::create_thread(thread, attr, routine, arg);
 }
 WHATIF_EXPORT void pthread_exit(void* result) {
-  waking([] { return 0; });
-  core::thread_exiting();
+  waking([] { return 0; });  // table 1: a joiner may wake; retire_thread runs at thread exit
   real::pthread_exit(result);
   __builtin_unreachable();
 }
