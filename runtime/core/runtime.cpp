@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "core/config.h"
+#include "core/settle.h"
 #include "core/threads.h"
 #include "delays/delays.h"
 #include "experiment/profiler.h"
@@ -53,7 +54,7 @@ WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) 
   ThreadState* thread = current_thread();
   RuntimeState* state = g_state;
   if (thread != nullptr && state != nullptr && thread->sampler && thread->sampler->on_signal(info, ucontext)) {
-    delays::catch_up(state->delays, thread->delays);
+    settle_delays(state->delays, *thread);
   }
   errno = saved_errno;
 }
@@ -62,7 +63,7 @@ void retire_thread(void* raw) {
   auto* thread = static_cast<ThreadState*>(raw);
   if (thread == nullptr || current_thread() != thread) return;
   interpose::ReentryGuard guard;
-  delays::catch_up(g_state->delays, thread->delays);  // table 1: a joiner may wake
+  settle_delays(g_state->delays, *thread);  // table 1: a joiner may wake
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, os::sample_signal());
@@ -251,11 +252,11 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
 }
 
 void before_waking() {
-  if (ThreadState* thread = current_thread()) delays::catch_up(g_state->delays, thread->delays);
+  if (ThreadState* thread = current_thread()) settle_delays(g_state->delays, *thread);
 }
 
 void before_blocking() {
-  if (ThreadState* thread = current_thread()) delays::before_blocking(g_state->delays, thread->delays);
+  if (ThreadState* thread = current_thread()) settle_delays(g_state->delays, *thread);
 }
 
 void after_blocking(bool woken_by_thread) {

@@ -1,7 +1,8 @@
 // Virtual-speedup delay accounting (Coz paper §3.4): one global delay clock and a local one per
-// thread. Samples in the selected line advance a thread's local clock (the profiler thread does
-// that); every thread pauses until its local clock reaches the global one. catch_up runs on the
-// owning thread, in its signal handler or in interposed calls.
+// thread. Samples in the selected line advance a thread's local clock (the thread itself, for
+// samples whose IP is in the selected line's published ranges; the profiler thread for the rest);
+// every thread pauses until its local clock reaches the global one. catch_up runs on the owning
+// thread, in its signal handler or in interposed calls.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -17,6 +18,30 @@ enum class Phase : int {
   kDraining,  ///< no new delays; threads still execute what they owe
 };
 
+/// The selected line's address ranges, published by the profiler thread at the start of an
+/// experiment so that a thread can credit its own samples in that line itself, before it wakes
+/// another thread, instead of up to a profiler tick later (seqlock: odd sequence while written).
+struct SelectedRanges {
+  static constexpr uint32_t kMax = 64;
+  std::atomic<uint32_t> sequence{0};
+  std::atomic<uint32_t> count{0};
+  std::atomic<uint64_t> begin[kMax] = {};
+  std::atomic<uint64_t> end[kMax] = {};
+};
+
+/// A thread's consistent copy of SelectedRanges (on its stack, in signal context too).
+struct RangesSnapshot {
+  uint32_t count = 0;
+  uint64_t begin[SelectedRanges::kMax];
+  uint64_t end[SelectedRanges::kMax];
+  WHATIF_SIGNAL_SAFE bool contains(uint64_t address) const {
+    for (uint32_t i = 0; i < count; ++i) {
+      if (address >= begin[i] && address < end[i]) return true;
+    }
+    return false;
+  }
+};
+
 /// Process-wide delay state.
 struct GlobalDelays {
   std::atomic<uint64_t> global_ns{0};   ///< total delay every thread must have executed
@@ -24,8 +49,35 @@ struct GlobalDelays {
   std::atomic<int> phase{static_cast<int>(Phase::kIdle)};
   /// global_ns when the current experiment started: debts from before it are forgiven.
   std::atomic<uint64_t> epoch_start_ns{0};
+  SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it).
   WHATIF_SIGNAL_SAFE void raise_to(uint64_t value);
+};
+
+/// Profiler thread, while no experiment runs: publishes the next selected line's ranges (at most
+/// SelectedRanges::kMax; samples in the others are credited by the profiler).
+void publish_selected_ranges(GlobalDelays& global, const uint64_t* begins, const uint64_t* ends, uint32_t count);
+
+/// Owning thread: copies the published ranges when an experiment with a non-zero delay runs and the
+/// copy is consistent. Returns false (nothing to credit) otherwise.
+WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, RangesSnapshot& out);
+
+/// RAII over LocalDelays::busy: a signal handler that interrupts the owning thread's catch-up or
+/// self-crediting sees it held and leaves the work to the interrupted code.
+class BusyScope {
+ public:
+  WHATIF_SIGNAL_SAFE explicit BusyScope(std::atomic<bool>& busy)
+      : busy_(busy), held_(!busy.exchange(true, std::memory_order_acquire)) {}
+  WHATIF_SIGNAL_SAFE ~BusyScope() {
+    if (held_) busy_.store(false, std::memory_order_release);
+  }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+  WHATIF_SIGNAL_SAFE bool held() const { return held_; }
+
+ private:
+  std::atomic<bool>& busy_;
+  bool held_;
 };
 
 /// One thread's delay state. local_ns is shared with the profiler thread; the rest belongs to the
@@ -33,13 +85,16 @@ struct GlobalDelays {
 struct LocalDelays {
   std::atomic<uint64_t> local_ns{0};     ///< delay this thread has executed or been credited
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
-  std::atomic<bool> busy{false};         ///< set while catch_up runs (handler re-entry guard)
+  std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
 };
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
-/// phase it forgives outstanding delays instead. Safe in a signal handler.
+/// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
+/// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
+/// catch_up for a caller that already holds LocalDelays::busy.
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local);
 
 /// Owning thread, before a call that may block or wake another thread (paper tables 1 and 2):
 /// executes owed delays so a thread it wakes is fully credited.
@@ -50,9 +105,10 @@ WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local
 /// sleep, timeout) the delays that accrued while it was blocked are executed now.
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread);
 
-/// Profiler thread: a sample of this thread fell in the selected line, so its own time already
-/// counts as one delay (minimal-delay optimisation, §3.4.3); others must catch up.
-void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
+/// A sample of this thread fell in the selected line, so its own time already counts as one delay
+/// (minimal-delay optimisation, §3.4.3); others must catch up. The owning thread (for samples it
+/// claimed) or the profiler thread (for the rest).
+WHATIF_SIGNAL_SAFE void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
 
 /// A new thread inherits its parent's local clock: delays the parent executed delayed the child's
 /// creation too.

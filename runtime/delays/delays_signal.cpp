@@ -13,8 +13,40 @@ WHATIF_SIGNAL_SAFE void GlobalDelays::raise_to(uint64_t value) {
   }
 }
 
+WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, RangesSnapshot& out) {
+  out.count = 0;
+  if (static_cast<Phase>(global.phase.load(std::memory_order_acquire)) != Phase::kRunning) return false;
+  if (global.delay_size_ns.load(std::memory_order_acquire) == 0) return false;
+  const SelectedRanges& ranges = global.selected;
+  // Acquire pairs with publish_selected_ranges' release store of the even sequence.
+  uint32_t before = ranges.sequence.load(std::memory_order_acquire);
+  if (before & 1) return false;
+  uint32_t count = ranges.count.load(std::memory_order_relaxed);
+  if (count > SelectedRanges::kMax) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    out.begin[i] = ranges.begin[i].load(std::memory_order_relaxed);
+    out.end[i] = ranges.end[i].load(std::memory_order_relaxed);
+  }
+  // Acquire fence orders the copies before the re-read: a changed sequence means a torn copy.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (ranges.sequence.load(std::memory_order_relaxed) != before) return false;
+  out.count = count;
+  return count > 0;
+}
+
+WHATIF_SIGNAL_SAFE void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
+  uint64_t size = global.delay_size_ns.load(std::memory_order_acquire) * periods;
+  if (size == 0) return;
+  uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
+  global.raise_to(mine);
+}
+
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
-  if (local.busy.exchange(true, std::memory_order_acquire)) return;  // re-entered from the handler
+  BusyScope busy(local.busy);
+  if (busy.held()) catch_up_held(global, local);  // else: re-entered from the handler
+}
+
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local) {
   auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
   uint64_t target = global.global_ns.load(std::memory_order_acquire);  // pairs with raise_to
   uint64_t mine = local.local_ns.load(std::memory_order_acquire);
@@ -39,7 +71,6 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
     // fetch_add, not store: the profiler may credit this thread concurrently.
     local.local_ns.fetch_add(owed, std::memory_order_acq_rel);
   }
-  local.busy.store(false, std::memory_order_release);
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local) {

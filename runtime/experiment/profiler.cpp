@@ -122,9 +122,11 @@ void Profiler::setup_symbols() {
     for (const auto& range : ranges) first = std::min<uint64_t>(first, range.begin);
     breakpoint_addresses_[i] = first;
   }
-  if (config.fixed_line) fixed_line_name_ = canonical_fixed_line_name();
-  if (config.fixed_line &&
-      symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true).empty()) {
+  if (config.fixed_line) {
+    fixed_line_name_ = canonical_fixed_line_name();
+    fixed_line_ranges_ = symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true);
+  }
+  if (config.fixed_line && fixed_line_ranges_.empty()) {
     std::string message = "--fixed-line " + config.fixed_line->text() + " matches no code in scope: check it with "
                           "`whatif lines PROGRAM " + config.fixed_line->text() + "`, or widen the scope with -b/-s";
     log::warning("{}", message);
@@ -231,7 +233,10 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
   bool selected = context_.config->fixed_line ? line.fixed_match : id == selected_;
   if (selected) {
     selected_samples_ += sample.weight;
-    delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight);
+    // The thread credited the samples it scanned itself whose IP is in the published ranges
+    // (settle_delays); the rest (attributed through the callchain, or scanned here) are credited now.
+    if (sample.owner_scanned && published_ranges_.contains(sample.ip)) owner_credited_samples_ += sample.weight;
+    else delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight);
   }
 }
 
@@ -258,6 +263,8 @@ int32_t Profiler::intern_line(const symbols::SourceLine& source) {
   if (inserted) {
     Line line;
     line.name = name;
+    line.file = std::string(source.file);
+    line.number = source.line;
     const core::Config& config = *context_.config;
     line.fixed_match = config.fixed_line && line_matches(source, *config.fixed_line);
     for (std::size_t i = 0; i < config.sampled_points.size(); ++i) {
@@ -325,6 +332,7 @@ void Profiler::start_experiment(uint64_t now, int32_t line) {
     speedup_ = std::uniform_int_distribution<int>(1, 20)(random_) * 0.05;
   }
   selected_ = line;
+  publish_selected_ranges(line);
   delays::GlobalDelays& delays = *context_.delays;
   global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
   // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
@@ -338,9 +346,31 @@ void Profiler::start_experiment(uint64_t now, int32_t line) {
   in_flight_integral_.clear();
   last_integration_ns_ = now;
   selected_samples_ = 0;
+  owner_credited_samples_ = 0;
   total_samples_ = 0;
   experiment_start_ns_ = now;
   state_ = State::kRunning;
+}
+
+void Profiler::publish_selected_ranges(int32_t line) {
+  const std::vector<symbols::AddressRange>* ranges = &fixed_line_ranges_;
+  if (line >= 0) {
+    Line& selected = lines_[static_cast<std::size_t>(line)];
+    if (!selected.ranges_known && symbols_) {
+      selected.ranges = symbols_->ranges_for(selected.file, selected.number, /*in_scope_only=*/true);
+    }
+    selected.ranges_known = true;
+    ranges = &selected.ranges;
+  }
+  delays::RangesSnapshot& published = published_ranges_;
+  published.count = 0;
+  for (const symbols::AddressRange& range : *ranges) {
+    if (published.count == delays::SelectedRanges::kMax) break;  // the rest are credited here, a tick later
+    published.begin[published.count] = range.begin;
+    published.end[published.count] = range.end;
+    ++published.count;
+  }
+  delays::publish_selected_ranges(*context_.delays, published.begin, published.end, published.count);
 }
 
 void Profiler::begin_draining(uint64_t now) {

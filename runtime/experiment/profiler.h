@@ -45,6 +45,10 @@ class Profiler {
  private:
   struct Line {
     std::string name;       // FILE:LINE
+    std::string file;
+    uint32_t number = 0;
+    bool ranges_known = false;                  // `ranges` looked up (once: it parses line tables)
+    std::vector<symbols::AddressRange> ranges;  // the line's code, for threads' self-crediting
     bool fixed_match = false;
     int sampled_point = -1;  // index into sampled points, or -1
     uint64_t samples = 0;    // since the start
@@ -64,6 +68,8 @@ class Profiler {
   void close_breakpoints(core::ThreadState* thread);
   std::vector<uint64_t> read_breakpoint_points();
   void start_experiment(uint64_t now, int32_t line);
+  /// Publishes the selected line's address ranges so threads credit their own samples in it.
+  void publish_selected_ranges(int32_t line);
   void begin_draining(uint64_t now);
   void finish_experiment(uint64_t now);
   void integrate_in_flight(uint64_t now);
@@ -82,6 +88,7 @@ class Profiler {
   std::unique_ptr<symbols::SymbolMap> symbols_;
   std::vector<uint64_t> breakpoint_addresses_;   // one per -p point (0: unresolved)
   std::string fixed_line_name_;  // --fixed-line as FILE:LINE the way samples name it
+  std::vector<symbols::AddressRange> fixed_line_ranges_;
   std::vector<uint64_t> breakpoint_retired_counts_;
 
   std::vector<Line> lines_;
@@ -100,6 +107,8 @@ class Profiler {
   uint64_t experiment_start_ns_ = 0;
   uint64_t global_delay_at_start_ = 0;
   uint64_t selected_samples_ = 0;
+  uint64_t owner_credited_samples_ = 0;  // of selected_samples_: credited by the sampled thread
+  delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   uint64_t total_samples_ = 0;
   uint64_t experiments_done_ = 0;
   std::vector<progress::PointReading> points_at_start_;

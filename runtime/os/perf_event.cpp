@@ -78,46 +78,22 @@ void PerfSampler::close() {
   fd_ = -1;
 }
 
-bool PerfSampler::next_record(RawSample& sample, bool& is_sample) {
-  if (ring_ == nullptr) return false;
+bool PerfSampler::next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until) {
   auto* meta = static_cast<perf_event_mmap_page*>(ring_);
-  auto* data = static_cast<unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
-  // Acquire pairs with the kernel's release store of data_head after writing records.
-  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = meta->data_tail;
-  if (tail >= head) return false;
-
-  auto copy_out = [&](uint64_t offset, void* out, std::size_t bytes) {
-    std::size_t start = static_cast<std::size_t>(offset & (ring_bytes_ - 1));
-    std::size_t first = bytes < ring_bytes_ - start ? bytes : ring_bytes_ - start;
-    std::memcpy(out, data + start, first);
-    if (first < bytes) std::memcpy(static_cast<unsigned char*>(out) + first, data, bytes - first);
-  };
+  if (tail >= limit) return false;
 
   perf_event_header header;
-  copy_out(tail, &header, sizeof(header));
+  uint64_t word = header_at(tail);
+  std::memcpy(&header, &word, sizeof(header));
+  if (header.size < sizeof(header)) {  // cannot happen with a sane kernel; resynchronise
+    __atomic_store_n(&meta->data_tail, limit, __ATOMIC_RELEASE);
+    return false;
+  }
   is_sample = false;
   if (header.type == PERF_RECORD_SAMPLE) {
-    // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr].
-    struct {
-      uint64_t ip;
-      uint32_t pid, tid;
-      uint64_t nr;
-    } fixed;
-    copy_out(tail + sizeof(header), &fixed, sizeof(fixed));
-    sample.ip = fixed.ip;
-    sample.weight = 1;
-    sample.tid = fixed.tid;
-    uint64_t nr = fixed.nr;
-    uint64_t offset = tail + sizeof(header) + sizeof(fixed);
-    uint32_t kept = 0;
-    for (uint64_t i = 0; i < nr && kept < RawSample::kMaxCallchain; ++i) {
-      uint64_t address;
-      copy_out(offset + i * sizeof(uint64_t), &address, sizeof(address));
-      if (address >= PERF_CONTEXT_MAX) continue;  // context markers (PERF_CONTEXT_USER, ...)
-      sample.callchain[kept++] = address;
-    }
-    sample.callchain_length = kept;
+    decode_sample(tail, sample);
+    sample.owner_scanned = ScanCursor<uint64_t>::ahead(owner_scanned_until, tail);
     is_sample = true;
   } else if (header.type == PERF_RECORD_LOST) {
     struct {

@@ -1,11 +1,14 @@
 // perf_event_open wrappers: per-thread task-clock samplers with an mmap ring, and hardware
 // execution-breakpoint counters. Opening happens on the sampled thread or the profiler thread;
-// reading the ring happens on the profiler thread only (single consumer).
+// the profiler thread consumes the ring; the sampled thread may scan its newest samples first
+// (scan_own, signal-safe), and a shared cursor says which of the two scanned each sample.
 #pragma once
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/signal_safe.h"
 
@@ -18,7 +21,39 @@ struct RawSample {
   uint32_t tid = 0;
   uint32_t weight = 1;  ///< sampling periods this sample stands for (timer overruns make it > 1)
   uint32_t callchain_length = 0;
+  /// The sampled thread scanned it before the drain (it credited it if its IP was in the selected
+  /// line's published ranges; the drainer applies the same test).
+  bool owner_scanned = false;
   uint64_t callchain[kMaxCallchain];
+};
+
+/// The sampled thread's visitor for scan_own.
+using OwnSampleVisitor = void (*)(void* context, const RawSample& sample);
+
+/// Who scans which part of a ring: the sampled thread and the drainer each advance this cursor to
+/// the head they saw (a record boundary), so every record is scanned by exactly one of them.
+/// Positions are free-running ring offsets and compare modulo wrap-around.
+template <typename Position>
+class ScanCursor {
+ public:
+  /// Claims [previous, head) for the caller if head is ahead; returns previous.
+  WHATIF_SIGNAL_SAFE Position claim_until(Position head) {
+    Position previous = position_.load(std::memory_order_relaxed);
+    // acq_rel pairs with the other claimant's: they agree on who owns which records, and records
+    // the sampled thread published before its claim are visible to the drainer.
+    while (ahead(head, previous) &&
+           !position_.compare_exchange_weak(previous, head, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    }
+    return previous;
+  }
+  WHATIF_SIGNAL_SAFE Position position() const { return position_.load(std::memory_order_acquire); }
+  /// a is strictly after b.
+  WHATIF_SIGNAL_SAFE static bool ahead(Position a, Position b) {
+    return static_cast<std::make_signed_t<Position>>(a - b) > 0;
+  }
+
+ private:
+  std::atomic<Position> position_{0};
 };
 
 /// A task-clock sampling event on one thread, with its ring buffer. Move-only.
@@ -39,16 +74,26 @@ class PerfSampler {
   int disable();
 
   /// Reads every complete record in the ring; calls visit(const RawSample&) for samples and
-  /// counts lost records. Single consumer. Returns the number of samples read.
+  /// counts lost records. Single consumer. RawSample::owner_scanned says whether the sampled
+  /// thread scanned the sample first (scan_own). Returns the number of samples read.
   template <typename Visitor>
   std::size_t drain(Visitor&& visit);
+  /// The sampled thread only (normal or signal context, not re-entered): visits the samples that
+  /// neither it nor the drainer has scanned yet. Leaves everything to the drainer when that span
+  /// exceeds half the ring (the kernel may reuse consumed space while this thread reads it).
+  WHATIF_SIGNAL_SAFE void scan_own(OwnSampleVisitor visit, void* context);
   uint64_t lost() const { return lost_; }
   void close();
 
  private:
-  bool next_record(RawSample& sample, bool& is_sample);
+  bool next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until);
+  WHATIF_SIGNAL_SAFE void decode_sample(uint64_t position, RawSample& sample) const;
+  WHATIF_SIGNAL_SAFE uint64_t header_at(uint64_t position) const;
+  WHATIF_SIGNAL_SAFE uint64_t published_head() const;
+  WHATIF_SIGNAL_SAFE void copy_out(uint64_t position, void* out, std::size_t bytes) const;
 
   int fd_ = -1;
+  ScanCursor<uint64_t> scanned_;
   void* ring_ = nullptr;
   std::size_t ring_bytes_ = 0;   // data area size (power of two)
   std::size_t mapping_bytes_ = 0;
@@ -60,7 +105,13 @@ std::size_t PerfSampler::drain(Visitor&& visit) {
   std::size_t count = 0;
   RawSample sample;
   bool is_sample = false;
-  while (next_record(sample, is_sample)) {
+  if (ring_ == nullptr) return 0;
+  // Claim everything published so far and read no further (later records may go to the sampled
+  // thread); what it claimed before, possibly beyond our head, it scanned: owner_scanned.
+  uint64_t head = published_head();
+  uint64_t owner_until = scanned_.claim_until(head);
+  uint64_t limit = ScanCursor<uint64_t>::ahead(owner_until, head) ? owner_until : head;
+  while (next_record(sample, is_sample, limit, owner_until)) {
     if (is_sample) {
       visit(static_cast<const RawSample&>(sample));
       ++count;

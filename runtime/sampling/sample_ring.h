@@ -1,5 +1,6 @@
 // A fixed-size single-producer single-consumer ring of samples: the timer sampler's signal handler
-// (producer, on the sampled thread) and the profiler thread (consumer). No allocation after setup.
+// (producer, on the sampled thread) and the profiler thread (consumer). The sampled thread may also
+// scan its newest samples before the consumer (scan_own). No allocation after setup.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -28,14 +29,33 @@ class SampleRing {
     return true;
   }
 
-  /// Consumer side (profiler thread).
+  /// Consumer side (profiler thread). RawSample::owner_scanned says whether the sampled thread
+  /// scanned the sample first (scan_own).
   template <typename Visitor>
   uint32_t drain(Visitor&& visit) {
     uint32_t tail = tail_.load(std::memory_order_relaxed);
     uint32_t head = head_.load(std::memory_order_acquire);  // pairs with push's release
-    for (uint32_t i = tail; i != head; ++i) visit(static_cast<const os::RawSample&>(slots_[i & (kCapacity - 1)]));
+    // Claim up to head and read no further; the sampled thread scanned up to owner_until.
+    uint32_t owner_until = scanned_.claim_until(head);
+    if (Cursor::ahead(owner_until, head)) head = owner_until;
+    for (uint32_t i = tail; i != head; ++i) {
+      os::RawSample& sample = slots_[i & (kCapacity - 1)];
+      sample.owner_scanned = Cursor::ahead(owner_until, i);
+      visit(static_cast<const os::RawSample&>(sample));
+    }
     tail_.store(head, std::memory_order_release);  // pairs with push's acquire
     return head - tail;
+  }
+
+  /// The sampled thread, outside its own push: visits the samples neither it nor the consumer has
+  /// scanned. Leaves them to the consumer when they fill more than half the ring (its release of
+  /// slots lets push reuse them).
+  WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) {
+    uint32_t head = head_.load(std::memory_order_relaxed);  // this thread's own pushes
+    uint32_t position = scanned_.position();
+    if (!Cursor::ahead(head, position) || head - position > kCapacity / 2) return;
+    if (scanned_.claim_until(head) != position) return;  // the consumer took them meanwhile
+    for (; position != head; ++position) visit(context, slots_[position & (kCapacity - 1)]);
   }
 
   uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
@@ -44,6 +64,8 @@ class SampleRing {
   std::atomic<uint32_t> head_{0};
   std::atomic<uint32_t> tail_{0};
   std::atomic<uint64_t> lost_{0};
+  using Cursor = os::ScanCursor<uint32_t>;
+  Cursor scanned_;
   os::RawSample slots_[kCapacity];
 };
 

@@ -1,6 +1,7 @@
 // Per-thread samplers behind one interface: perf_event task-clock (default) or a CPU-time timer
 // (fallback when perf_event_open is denied). start/stop run on the sampled thread; drain runs on
-// the profiler thread; on_signal runs in the sampled thread's signal handler.
+// the profiler thread; on_signal runs in the sampled thread's signal handler; scan_own runs on
+// the sampled thread in either context.
 #pragma once
 #include <signal.h>
 #include <sys/types.h>
@@ -29,6 +30,9 @@ class ThreadSampler {
   /// Profiler thread: hands every pending sample to `visit`. Returns how many.
   virtual std::size_t drain(SampleVisitor visit, void* context) = 0;
   virtual uint64_t lost() const = 0;
+  /// The sampled thread (normal or signal context, never re-entered): visits its samples that
+  /// neither it nor the profiler has scanned yet; drain then reports them owner_scanned.
+  WHATIF_SIGNAL_SAFE virtual void scan_own(os::OwnSampleVisitor visit, void* context) = 0;
   /// Signal handler on the sampled thread: records a sample if this signal is this backend's
   /// tick. Returns true when the thread should now run its delay check.
   WHATIF_SIGNAL_SAFE virtual bool on_signal(const siginfo_t* info, void* ucontext) = 0;
@@ -42,6 +46,9 @@ class PerfThreadSampler final : public ThreadSampler {
   void stop() override;
   std::size_t drain(SampleVisitor visit, void* context) override;
   uint64_t lost() const override { return perf_.lost(); }
+  WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
+    perf_.scan_own(visit, context);
+  }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
 
  private:
@@ -54,6 +61,9 @@ class TimerThreadSampler final : public ThreadSampler {
   void stop() override;
   std::size_t drain(SampleVisitor visit, void* context) override;
   uint64_t lost() const override { return ring_.lost(); }
+  WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
+    ring_.scan_own(visit, context);
+  }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
 
  private:

@@ -419,6 +419,35 @@ TEST_P(Sync, FinishesWithTheRightResultUnderDelays) {
 INSTANTIATE_TEST_SUITE_P(Primitives, Sync, ::testing::Values("mutex", "cond", "barrier", "rwlock", "sem"),
                          [](const auto& info) { return std::string(info.param); });
 
+/// Inserted delay over what the selected line's samples call for (selected samples x s x period):
+/// 1.00 when every sample's delay is counted exactly once.
+double delay_ratio(const Profile& profile) {
+  double inserted = 0, owed = 0;
+  double period = profile.header()["sampling_period_ns"].get<double>();
+  for (const json& x : profile.experiments()) {
+    inserted += x["delay_ns"].get<double>();
+    owed += x["selected_samples"].get<double>() * x["speedup"].get<double>() * period;
+  }
+  return owed > 0 ? inserted / owed : 0;
+}
+
+TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
+  // Samples in the critical section used to be credited a profiler tick late, after the lock had
+  // changed hands: the woken thread then paused inside its own critical section, and a third of
+  // the selected samples inserted no delay at all (ratio 0.79 on lock contention).
+  std::string inside = marker_spec("handoff.c", "inside");
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", inside, "--fixed-speedup", "50"},
+                  {program("handoff"), "12000"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  ASSERT_GE(p.experiments().size(), 3u);
+  double ratio = delay_ratio(p);
+  EXPECT_GT(ratio, 0.95) << "delays of selected samples were lost at lock hand-offs";
+  EXPECT_LT(ratio, 1.05) << "delays were counted twice";
+}
+
 // ---- Threads: many, and before main ------------------------------------------------------------
 
 class ManyThreads : public Integration, public ::testing::WithParamInterface<const char*> {};

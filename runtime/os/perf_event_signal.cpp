@@ -1,0 +1,76 @@
+// The sampled thread's side of a perf ring: decoding and scanning its newest samples. Runs on the
+// sampled thread, in its signal handler or interposed calls. Signal-safe only: memory reads and
+// atomics on the mapped ring.
+#include <linux/perf_event.h>
+
+#include <cstring>
+
+#include "os/perf_event.h"
+
+namespace whatif::os {
+
+WHATIF_SIGNAL_SAFE void PerfSampler::copy_out(uint64_t position, void* out, std::size_t bytes) const {
+  const auto* data = static_cast<const unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
+  std::size_t start = static_cast<std::size_t>(position & (ring_bytes_ - 1));
+  std::size_t first = bytes < ring_bytes_ - start ? bytes : ring_bytes_ - start;
+  std::memcpy(out, data + start, first);
+  if (first < bytes) std::memcpy(static_cast<unsigned char*>(out) + first, data, bytes - first);
+}
+
+WHATIF_SIGNAL_SAFE uint64_t PerfSampler::header_at(uint64_t position) const {
+  // Records are 8-byte aligned and the ring's size is a multiple of 8: a header never wraps.
+  auto* data = static_cast<unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
+  return __atomic_load_n(reinterpret_cast<uint64_t*>(data + (position & (ring_bytes_ - 1))), __ATOMIC_RELAXED);
+}
+
+WHATIF_SIGNAL_SAFE uint64_t PerfSampler::published_head() const {
+  // Acquire pairs with the kernel's release store of data_head after writing records.
+  return __atomic_load_n(&static_cast<perf_event_mmap_page*>(ring_)->data_head, __ATOMIC_ACQUIRE);
+}
+
+WHATIF_SIGNAL_SAFE void PerfSampler::decode_sample(uint64_t position, RawSample& sample) const {
+  // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr].
+  struct {
+    uint64_t ip;
+    uint32_t pid, tid;
+    uint64_t nr;
+  } fixed;
+  copy_out(position + sizeof(perf_event_header), &fixed, sizeof(fixed));
+  sample.ip = fixed.ip;
+  sample.weight = 1;
+  sample.tid = fixed.tid;
+  sample.owner_scanned = false;
+  uint64_t offset = position + sizeof(perf_event_header) + sizeof(fixed);
+  uint32_t kept = 0;
+  for (uint64_t i = 0; i < fixed.nr && kept < RawSample::kMaxCallchain; ++i) {
+    uint64_t address;
+    copy_out(offset + i * sizeof(uint64_t), &address, sizeof(address));
+    if (address >= PERF_CONTEXT_MAX) continue;  // context markers (PERF_CONTEXT_USER, ...)
+    sample.callchain[kept++] = address;
+  }
+  sample.callchain_length = kept;
+}
+
+WHATIF_SIGNAL_SAFE void PerfSampler::scan_own(OwnSampleVisitor visit, void* context) {
+  if (ring_ == nullptr) return;
+  uint64_t head = published_head();
+  uint64_t position = scanned_.position();
+  // The drainer claims up to its head before it consumes, so position >= data_tail: these records
+  // are unconsumed, or consumed so recently that the kernel has not had half a ring to reuse.
+  if (!ScanCursor<uint64_t>::ahead(head, position) || head - position > ring_bytes_ / 2) return;
+  if (scanned_.claim_until(head) != position) return;  // the drainer took them meanwhile
+  RawSample sample;
+  while (position < head) {
+    perf_event_header header;
+    uint64_t word = header_at(position);
+    std::memcpy(&header, &word, sizeof(header));
+    if (header.size < sizeof(header) || (header.size & 7) != 0 || header.size > head - position) break;
+    if (header.type == PERF_RECORD_SAMPLE) {
+      decode_sample(position, sample);
+      visit(context, sample);
+    }
+    position += header.size;
+  }
+}
+
+}  // namespace whatif::os
