@@ -5,11 +5,11 @@ whatif_component(whatif_sampling sampling/sampler.cpp sampling/sampler_signal.cp
 target_link_libraries(whatif_sampling PUBLIC whatif_os)
 whatif_component(whatif_delays delays/delays.cpp delays/delays_signal.cpp)
 target_link_libraries(whatif_delays PUBLIC whatif_os)
-whatif_component(whatif_progress progress/progress_points.cpp)
+whatif_component(whatif_progress progress/progress_points.cpp progress/progress_signal.cpp)
 whatif_component(whatif_profile profile/profile_writer.cpp)
 target_link_libraries(whatif_profile PUBLIC whatif_os nlohmann_json::nlohmann_json)
 whatif_component(whatif_settle core/settle_signal.cpp)
-target_link_libraries(whatif_settle PUBLIC whatif_sampling whatif_delays)
+target_link_libraries(whatif_settle PUBLIC whatif_sampling whatif_delays whatif_progress)
 whatif_component(whatif_core core/config.cpp core/threads.cpp core/runtime.cpp experiment/profiler.cpp
                  interpose/real.cpp interpose/guard.cpp)
 target_link_libraries(whatif_core PUBLIC whatif_settle whatif_sampling whatif_delays whatif_progress whatif_profile

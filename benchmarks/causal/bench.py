@@ -151,7 +151,7 @@ def read_whatif(path):
                 if p.get("kind") == "latency":
                     points[p["name"]] = {"kind": "latency", "arrivals": float(p.get("arrivals", 0)),
                                          "departures": float(p.get("departures", 0)),
-                                         "in_flight": float(p.get("in_flight_avg", 0))}
+                                         "in_flight": float(p.get("in_flight_effective_avg", p.get("in_flight_avg", 0)))}
                 else:
                     points[p["name"]] = {"kind": "throughput", "delta": float(p.get("delta", 0))}
             dur = rec.get("effective_duration_ns")

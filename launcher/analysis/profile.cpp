@@ -84,7 +84,9 @@ void read_whatif_experiment(const json& record, Profile& profile) {
         observation.kind = PointKind::latency;
         observation.arrivals = number_or(point, "arrivals", 0);
         observation.departures = number_or(point, "departures", 0);
-        observation.in_flight_avg = number_or(point, "in_flight_avg", 0);
+        // Over effective time where recorded (the in-flight count of the sped-up program); older
+        // profiles have only the real-time average.
+        observation.in_flight_avg = number_or(point, "in_flight_effective_avg", number_or(point, "in_flight_avg", 0));
       } else if (kind == "throughput") {
         observation.delta = number_or(point, "delta", 0);
       } else {

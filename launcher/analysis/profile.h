@@ -18,7 +18,9 @@ const char* format_name(ProfileFormat format);
 const char* kind_name(PointKind kind);
 
 /// One progress point's result in one experiment. Throughput uses `delta`; latency uses `arrivals`,
-/// `departures` and `in_flight_avg` (for Coz profiles: the in-flight count at the experiment's end).
+/// `departures` and `in_flight_avg`: the in-flight count averaged over the experiment's effective time
+/// (`in_flight_effective_avg`), over its real time in profiles that lack that, and for Coz profiles the
+/// count at the experiment's end.
 struct PointObservation {
   std::string name;
   PointKind kind = PointKind::throughput;

@@ -256,7 +256,10 @@ void before_waking() {
 }
 
 void before_blocking() {
-  if (ThreadState* thread = current_thread()) settle_delays(g_state->delays, *thread);
+  if (ThreadState* thread = current_thread()) {
+    settle_delays(g_state->delays, *thread);
+    delays::mark_blocked(thread->delays);
+  }
 }
 
 void after_blocking(bool woken_by_thread) {

@@ -1,6 +1,7 @@
 // Settling delays on the owning thread (see settle.h). Signal-safe only: atomics, reads of the
 // thread's own sample ring and the raw nanosleep syscall.
 #include "core/settle.h"
+#include "progress/progress_points.h"
 
 namespace whatif::core {
 
@@ -18,7 +19,9 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
           if (scan->ranges.contains(sample.ip)) scan->selected += sample.weight;
         },
         &scan);
-    if (scan.selected > 0) delays::credit_selected_sample(global, thread.delays, scan.selected);
+    if (scan.selected > 0) {
+      progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, scan.selected));
+    }
   }
   delays::catch_up_held(global, thread.delays);
 }

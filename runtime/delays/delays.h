@@ -50,8 +50,8 @@ struct GlobalDelays {
   /// global_ns when the current experiment started: debts from before it are forgiven.
   std::atomic<uint64_t> epoch_start_ns{0};
   SelectedRanges selected;
-  /// Raises global_ns to at least `value` (never lowers it).
-  WHATIF_SIGNAL_SAFE void raise_to(uint64_t value);
+  /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
+  WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);
 };
 
 /// Profiler thread, while no experiment runs: publishes the next selected line's ranges (at most
@@ -87,6 +87,9 @@ struct LocalDelays {
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
   std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
+  /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
+  /// nothing now, it is credited or pays when it returns. Read by the profiler to end a drain.
+  std::atomic<bool> blocked{false};
 };
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
@@ -96,19 +99,30 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 /// catch_up for a caller that already holds LocalDelays::busy.
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local);
 
-/// Owning thread, before a call that may block or wake another thread (paper tables 1 and 2):
-/// executes owed delays so a thread it wakes is fully credited.
+/// Owning thread, before a call that may block (paper table 2): executes owed delays, then marks
+/// the thread blocked.
 WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local);
+/// Owning thread, once its owed delays are executed: it enters a call that may block.
+WHATIF_SIGNAL_SAFE inline void mark_blocked(LocalDelays& local) {
+  local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
+}
 
-/// Owning thread, after a blocking call returns. If another thread woke it (`woken_by_thread`),
+/// Profiler thread: whether this thread still owes delays up to `target` that it can execute now
+/// (it is not inside a blocking call).
+inline bool owes_while_running(const LocalDelays& local, uint64_t target) {
+  return !local.blocked.load(std::memory_order_acquire) && local.local_ns.load(std::memory_order_acquire) < target;
+}
+
+/// Owning thread, after a blocking call returns (clears blocked). If another thread woke it (`woken_by_thread`),
 /// its clock is raised to the global one (the waker executed those delays); otherwise (I/O,
 /// sleep, timeout) the delays that accrued while it was blocked are executed now.
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread);
 
 /// A sample of this thread fell in the selected line, so its own time already counts as one delay
 /// (minimal-delay optimisation, §3.4.3); others must catch up. The owning thread (for samples it
-/// claimed) or the profiler thread (for the rest).
-WHATIF_SIGNAL_SAFE void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
+/// scanned) or the profiler thread (for the rest). Returns how much the global clock rose: the
+/// virtual time removed from every other thread.
+WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
 
 /// A new thread inherits its parent's local clock: delays the parent executed delayed the child's
 /// creation too.

@@ -5,12 +5,13 @@
 
 namespace whatif::delays {
 
-WHATIF_SIGNAL_SAFE void GlobalDelays::raise_to(uint64_t value) {
+WHATIF_SIGNAL_SAFE uint64_t GlobalDelays::raise_to(uint64_t value) {
   uint64_t current = global_ns.load(std::memory_order_relaxed);
   // acq_rel: publishes the raise to threads reading global_ns with acquire in catch_up.
   while (current < value &&
          !global_ns.compare_exchange_weak(current, value, std::memory_order_acq_rel, std::memory_order_relaxed)) {
   }
+  return current < value ? value - current : 0;
 }
 
 WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, RangesSnapshot& out) {
@@ -34,11 +35,11 @@ WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, Ran
   return count > 0;
 }
 
-WHATIF_SIGNAL_SAFE void credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
+WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
   uint64_t size = global.delay_size_ns.load(std::memory_order_acquire) * periods;
-  if (size == 0) return;
+  if (size == 0) return 0;
   uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
-  global.raise_to(mine);
+  return global.raise_to(mine);
 }
 
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
@@ -75,9 +76,11 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local) 
 
 WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local) {
   catch_up(global, local);
+  mark_blocked(local);
 }
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
+  local.blocked.store(false, std::memory_order_release);
   if (woken_by_thread) {
     // Credited up to the global clock now: the waker executed those delays. A max, not an add of
     // (now - global_before_block): the profiler credits samples late, so this thread's own samples

@@ -19,7 +19,7 @@ namespace {
 
 constexpr uint64_t kTickNs = 1000000;            // profiler wake-up period
 constexpr uint64_t kCoolOffNs = 10000000;        // pause between experiments
-constexpr uint64_t kDrainNs = 10000000;          // threads execute owed delays before the end
+constexpr uint64_t kMaxDrainNs = 10000000;       // longest wait for threads to execute owed delays
 constexpr uint64_t kMaxExperimentNs = 10000000000ull;
 constexpr uint64_t kTargetVisits = 10;           // minimum progress visits per experiment
 constexpr double kBaselineProbability = 0.5;     // speedup 0 (paper §3.2)
@@ -190,7 +190,7 @@ void Profiler::tick(uint64_t now) {
       if (!context_.config->end_to_end && now - experiment_start_ns_ >= experiment_length_ns_) begin_draining(now);
       break;
     case State::kDraining:
-      if (now >= state_until_ns_) finish_experiment(now);
+      if (drained() || now >= state_until_ns_) finish_experiment(now);
       break;
     case State::kDone:
       break;
@@ -236,7 +236,7 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
     // The thread credited the samples it scanned itself whose IP is in the published ranges
     // (settle_delays); the rest (attributed through the callchain, or scanned here) are credited now.
     if (sample.owner_scanned && published_ranges_.contains(sample.ip)) owner_credited_samples_ += sample.weight;
-    else delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight);
+    else progress::counters().on_delay_inserted(delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight));
   }
 }
 
@@ -315,11 +315,17 @@ std::vector<uint64_t> Profiler::read_breakpoint_points() {
 
 void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
+  if (retired_.empty()) return;
   for (core::ThreadState* thread : retired_) {
     drain_thread(thread);
     close_breakpoints(thread);
-    delete thread;
   }
+  // The tick's snapshot must not keep pointers to the threads freed below.
+  std::sort(retired_.begin(), retired_.end());
+  std::erase_if(snapshot_, [&](core::ThreadState* thread) {
+    return std::binary_search(retired_.begin(), retired_.end(), thread);
+  });
+  for (core::ThreadState* thread : retired_) delete thread;
 }
 
 void Profiler::start_experiment(uint64_t now, int32_t line) {
@@ -378,7 +384,26 @@ void Profiler::begin_draining(uint64_t now) {
   delays.delay_size_ns.store(0, std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kDraining), std::memory_order_release);
   state_ = State::kDraining;
-  state_until_ns_ = now + kDrainNs;
+  state_until_ns_ = now + kMaxDrainNs;
+  // The drain's time and progress count in the experiment at the unsped rate, diluting the
+  // virtual speedup, so it lasts only until no running thread owes delay. Threads that owe are
+  // signalled to settle now instead of at their next batch of samples.
+  drain_target_ns_ = delays.global_ns.load(std::memory_order_acquire);
+  for (core::ThreadState* thread : snapshot_) {
+    if (!thread->retired.load(std::memory_order_acquire) && delays::owes_while_running(thread->delays, drain_target_ns_)) {
+      os::tgkill(getpid(), thread->tid, os::sample_signal());
+    }
+  }
+  if (drained()) finish_experiment(now);
+}
+
+bool Profiler::drained() const {
+  for (core::ThreadState* thread : snapshot_) {
+    if (!thread->retired.load(std::memory_order_acquire) && delays::owes_while_running(thread->delays, drain_target_ns_)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void Profiler::integrate_in_flight(uint64_t now) {
@@ -410,6 +435,13 @@ std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now) {
       result.in_flight_end = static_cast<int64_t>(reading.visits - reading.departures);
       auto integral = in_flight_integral_.find(reading.name);
       result.in_flight_avg = integral != in_flight_integral_.end() && duration > 0 ? integral->second / duration : 0;
+      // Over effective time: the real-time integral less the virtual time removed, weighted by
+      // the requests in flight when each delay was inserted (exact, unlike the tick's readings).
+      double delayed = static_cast<double>(reading.delayed_in_flight_ns - (before ? before->delayed_in_flight_ns : 0));
+      double effective_duration =
+          duration - static_cast<double>(context_.delays->global_ns.load(std::memory_order_acquire) - global_delay_at_start_);
+      double real = integral != in_flight_integral_.end() ? integral->second : 0;
+      result.in_flight_effective_avg = effective_duration > 0 ? std::max(0.0, (real - delayed) / effective_duration) : 0;
     }
     results.push_back(std::move(result));
   }

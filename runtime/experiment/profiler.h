@@ -71,6 +71,8 @@ class Profiler {
   /// Publishes the selected line's address ranges so threads credit their own samples in it.
   void publish_selected_ranges(int32_t line);
   void begin_draining(uint64_t now);
+  /// No live thread outside a blocking call still owes delay up to drain_target_ns_.
+  bool drained() const;
   void finish_experiment(uint64_t now);
   void integrate_in_flight(uint64_t now);
   void write_samples(uint64_t now);
@@ -106,6 +108,7 @@ class Profiler {
   uint64_t experiment_length_ns_ = 0;
   uint64_t experiment_start_ns_ = 0;
   uint64_t global_delay_at_start_ = 0;
+  uint64_t drain_target_ns_ = 0;
   uint64_t selected_samples_ = 0;
   uint64_t owner_credited_samples_ = 0;  // of selected_samples_: credited by the sampled thread
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment

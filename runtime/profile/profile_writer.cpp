@@ -102,6 +102,7 @@ void ProfileWriter::experiment(const ExperimentRecord& e) {
     if (point.latency) {
       points.push_back({{"name", point.name}, {"kind", "latency"}, {"arrivals", point.delta},
                         {"departures", point.departures}, {"in_flight_avg", point.in_flight_avg},
+                        {"in_flight_effective_avg", point.in_flight_effective_avg},
                         {"in_flight_end", point.in_flight_end}});
     } else {
       points.push_back({{"name", point.name}, {"kind", "throughput"}, {"delta", point.delta}});

@@ -38,6 +38,7 @@ struct PointResult {
   uint64_t departures = 0;    // latency only
   double in_flight_avg = 0;   // latency only: time average over the experiment
   int64_t in_flight_end = 0;  // latency only
+  double in_flight_effective_avg = 0;  // latency only: time average over its effective time
 };
 
 struct ExperimentRecord {

@@ -30,6 +30,18 @@ CozCounter* CounterRegistry::get(int type, const char* name) {
     CounterSlot& slot = slots_[used];
     slot.type = type;
     std::strncpy(slot.name, name, sizeof(slot.name) - 1);
+    if (type != static_cast<int>(CounterType::kThroughput)) {
+      int other = type == static_cast<int>(CounterType::kBegin) ? static_cast<int>(CounterType::kEnd)
+                                                                  : static_cast<int>(CounterType::kBegin);
+      for (std::size_t i = 0; i < used; ++i) {
+        if (slots_[i].type == other && std::strncmp(slots_[i].name, slot.name, sizeof(slot.name)) == 0) {
+          // Release pairs with on_delay_inserted's acquire: the partner's slot is complete.
+          slot.partner.store(static_cast<int>(i), std::memory_order_release);
+          slots_[i].partner.store(static_cast<int>(used), std::memory_order_release);
+          break;
+        }
+      }
+    }
     slot.ready.store(true, std::memory_order_release);
     used_.store(used + 1, std::memory_order_release);  // pairs with size()'s acquire
     result = &slot.counter;
@@ -52,8 +64,12 @@ std::vector<PointReading> read_source_points() {
     auto [it, inserted] = latency_index.try_emplace(slot.name, readings.size());
     if (inserted) readings.push_back({slot.name, true, 0, 0});
     PointReading& reading = readings[it->second];
-    if (slot.type == static_cast<int>(CounterType::kBegin)) reading.visits = value;
-    else reading.departures = value;
+    if (slot.type == static_cast<int>(CounterType::kBegin)) {
+      reading.visits = value;
+      reading.delayed_in_flight_ns = slot.delayed_in_flight_ns.load(std::memory_order_relaxed);
+    } else {
+      reading.departures = value;
+    }
   }
   return readings;
 }

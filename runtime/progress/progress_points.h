@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/signal_safe.h"
+
 namespace whatif::progress {
 
 /// Coz's counter layout; must stay {size_t count; size_t backoff;}.
@@ -24,6 +26,11 @@ struct CounterSlot {
   int type = 0;
   char name[160] = {};
   std::atomic<bool> ready{false};  ///< release-published once type and name are set
+  /// BEGIN and END slots of one name: the other's index, or -1 (set when the second registers).
+  std::atomic<int> partner{-1};
+  /// BEGIN slots: the integral of (begins - ends) over the global delay clock, in count·ns. The
+  /// virtual time each raise removes, weighted by the requests in flight when it is inserted.
+  std::atomic<int64_t> delayed_in_flight_ns{0};
 };
 
 /// A fixed table: no allocation, so it works before main and before the runtime initialises.
@@ -36,6 +43,9 @@ class CounterRegistry {
   /// Profiler thread: the published slots (valid indices [0, size())).
   std::size_t size() const { return used_.load(std::memory_order_acquire); }
   const CounterSlot& slot(std::size_t index) const { return slots_[index]; }
+  /// Any thread, signal context too: the global delay clock rose by `delay_ns` (virtual time removed
+  /// from the program); weights it by each latency point's requests in flight now.
+  WHATIF_SIGNAL_SAFE void on_delay_inserted(uint64_t delay_ns);
 
  private:
   CounterSlot slots_[kMaxCounters];
@@ -51,6 +61,7 @@ struct PointReading {
   bool latency = false;
   uint64_t visits = 0;    ///< throughput visits, or arrivals (begins) for latency
   uint64_t departures = 0;  ///< ends (latency only)
+  int64_t delayed_in_flight_ns = 0;  ///< latency only: CounterSlot::delayed_in_flight_ns
 };
 
 /// Reads every source-level point; pairs BEGIN/END counters of equal name into latency points.

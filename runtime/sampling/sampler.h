@@ -37,7 +37,7 @@ class ThreadSampler {
   /// tick. Returns true when the thread should now run its delay check.
   WHATIF_SIGNAL_SAFE virtual bool on_signal(const siginfo_t* info, void* ucontext) = 0;
 
-  static constexpr uint32_t kSamplesPerSignal = 10;
+  static constexpr uint32_t kSamplesPerSignal = 1;
 };
 
 class PerfThreadSampler final : public ThreadSampler {

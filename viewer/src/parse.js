@@ -47,8 +47,11 @@ function readWhatifRecord(record, profile) {
         if (!point || typeof point !== 'object') continue;
         const kind = str(point.kind, 'throughput');
         if (kind === 'latency') {
+          // In flight over effective time where recorded (the sped-up program's count); older
+          // profiles have only the real-time average.
           experiment.points.push({ name: str(point.name), kind, arrivals: num(point.arrivals, 0),
-            departures: num(point.departures, 0), inFlightAvg: num(point.in_flight_avg, 0) });
+            departures: num(point.departures, 0),
+            inFlightAvg: num(point.in_flight_effective_avg, num(point.in_flight_avg, 0)) });
         } else if (kind === 'throughput') {
           experiment.points.push({ name: str(point.name), kind, delta: num(point.delta, 0) });
         }

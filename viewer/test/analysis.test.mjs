@@ -103,6 +103,12 @@ test('latency: a shorter latency is a positive speedup', () => {
   assert.ok(report.lines[0].points[0].impact.value > 0.1);
 });
 
+test('latency uses the in-flight count over effective time where the profile has it', () => {
+  const effective = load('latency-effective.jsonl');
+  assert.equal(effective.experiments[1].points[0].inFlightAvg, 1.5);
+  assert.equal(load('latency.jsonl').experiments[0].points[0].inFlightAvg, 98.971665);
+});
+
 test('phase correction uses real time at high speedups (one thread, two phases)', () => {
   // Nobody pauses for the delays in a single-threaded program: the selected line's samples accrue in
   // real time, so eq. 8 needs real experiment durations and the real run time. Subtracting the delays

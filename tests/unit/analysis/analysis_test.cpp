@@ -129,6 +129,16 @@ TEST(ProfileReader, ReadsWhatifProfile) {
   EXPECT_GT(first.line_samples_total, 0);
 }
 
+TEST(ProfileReader, LatencyUsesTheInFlightCountOverEffectiveTimeWhenRecorded) {
+  // Real time counts the requests in flight while others pause for a virtual speedup; the
+  // effective-time count is what the sped-up program would have (docs/profile-format.md).
+  Profile profile = load("latency-effective.jsonl");
+  ASSERT_EQ(profile.experiments.size(), 2u);
+  EXPECT_DOUBLE_EQ(profile.experiments[1].points[0].in_flight_avg, 1.5);
+  Profile older = load("latency.jsonl");  // written before the field existed: real time
+  EXPECT_DOUBLE_EQ(older.experiments[0].points[0].in_flight_avg, 98.971665);
+}
+
 TEST(ProfileReader, CozTextAndJsonLinesAgree) {
   Profile text = load("coz-basic.coz");
   Profile jsonl = load("coz-basic.coz.jsonl");

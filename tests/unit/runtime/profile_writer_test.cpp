@@ -30,7 +30,7 @@ ExperimentRecord sample_experiment() {
   e.total_samples = 180;
   e.line_samples_total = 400;
   e.elapsed_ns = 2000000000;
-  e.points = {{"jobs", false, 120, 0, 0, 0}, {"request", true, 50, 48, 3.5, 2}};
+  e.points = {{"jobs", false, 120, 0, 0, 0}, {"request", true, 50, 48, 3.5, 2, 2.75}};
   return e;
 }
 
@@ -67,7 +67,7 @@ TEST(ProfileWriter, WhatifFormatRoundTripsThroughTheReader) {
   EXPECT_DOUBLE_EQ(e.selected_samples, 40);
   ASSERT_EQ(e.points.size(), 2u);
   EXPECT_EQ(e.points[1].kind, analysis::PointKind::latency);
-  EXPECT_DOUBLE_EQ(e.points[1].in_flight_avg, 3.5);
+  EXPECT_DOUBLE_EQ(e.points[1].in_flight_avg, 2.75) << "the reader takes the in-flight count over effective time";
   EXPECT_EQ(profile->sample_counts.at("/src/app.c:42"), 400);
   EXPECT_EQ(profile->warnings, std::vector<std::string>{"something to know"});
   std::filesystem::remove(path);

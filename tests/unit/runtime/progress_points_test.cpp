@@ -36,6 +36,29 @@ TEST(ProgressPoints, ConcurrentRegistrationYieldsOneCounterPerName) {
   EXPECT_EQ(seen[0].size(), 20u);
 }
 
+TEST(ProgressPoints, InsertedDelayIsWeightedByTheRequestsInFlightThen) {
+  CozCounter* begin = counters().get(2, "unit-delayed");
+  CozCounter* end = counters().get(3, "unit-delayed");
+  ASSERT_NE(begin, nullptr);
+  ASSERT_NE(end, nullptr);
+  auto delayed = [] {
+    for (const PointReading& reading : read_source_points()) {
+      if (reading.name == "unit-delayed" && reading.latency) return reading.delayed_in_flight_ns;
+    }
+    return int64_t{-1};
+  };
+  begin->count = 5;
+  end->count = 2;
+  counters().on_delay_inserted(1000);  // three in flight
+  EXPECT_EQ(delayed(), 3000);
+  end->count = 5;
+  counters().on_delay_inserted(1000);  // none in flight: no virtual time to take off
+  EXPECT_EQ(delayed(), 3000);
+  begin->count = 6;
+  counters().on_delay_inserted(500);
+  EXPECT_EQ(delayed(), 3500);
+}
+
 TEST(ProgressPoints, ReadingPairsBeginAndEndIntoLatencyPoints) {
   CozCounter* begin = counters().get(2, "unit-latency");
   CozCounter* end = counters().get(3, "unit-latency");

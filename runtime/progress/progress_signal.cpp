@@ -1,0 +1,22 @@
+// Weighting inserted delay by the requests in flight (latency points). Runs on any thread, in the
+// signal handler of a thread crediting its own samples too. Signal-safe only: atomics.
+#include "progress/progress_points.h"
+
+namespace whatif::progress {
+
+WHATIF_SIGNAL_SAFE void CounterRegistry::on_delay_inserted(uint64_t delay_ns) {
+  if (delay_ns == 0) return;
+  std::size_t used = size();
+  for (std::size_t i = 0; i < used; ++i) {
+    CounterSlot& slot = slots_[i];
+    if (slot.type != static_cast<int>(CounterType::kBegin)) continue;
+    int64_t in_flight = static_cast<int64_t>(__atomic_load_n(&slot.counter.count, __ATOMIC_RELAXED));
+    int partner = slot.partner.load(std::memory_order_acquire);  // pairs with get's release
+    if (partner >= 0) {
+      in_flight -= static_cast<int64_t>(__atomic_load_n(&slots_[partner].counter.count, __ATOMIC_RELAXED));
+    }
+    if (in_flight > 0) slot.delayed_in_flight_ns.fetch_add(in_flight * static_cast<int64_t>(delay_ns), std::memory_order_relaxed);
+  }
+}
+
+}  // namespace whatif::progress
