@@ -117,12 +117,19 @@ struct LineData {
   bool s_obs_known = true;
   std::map<size_t, std::pair<double, double>> s_and_t;  ///< per profile: (s, T)
   std::set<size_t> profiles;
+  bool fixed_line = false;  ///< measured by a --fixed-line run: in every phase, not only its own
 };
 
 PhaseCorrection phase_for(const LineData& line, const Options& options) {
   PhaseCorrection phase;
   if (!options.phase_correction) {
     phase.reason = "disabled";
+    return phase;
+  }
+  if (line.fixed_line) {
+    // Eq. 8 corrects experiments that only run while the line runs (lines chosen from recent
+    // samples). --fixed-line experiments run in every phase: their average is already weighted.
+    phase.reason = "--fixed-line experiments ran in every phase";
     return phase;
   }
   if (!line.s_obs_known || !(line.s_obs > 0)) {
@@ -299,7 +306,9 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
     const Profile& profile = profiles[p];
     std::map<std::string, std::pair<double, double>> last_running;  // line -> (s, T) so far
     for (const Experiment& experiment : profile.experiments) {
-      if (!(experiment.effective_duration_ns > 0) || experiment.selected.empty()) {
+      // Effective durations add across experiments with equal settings (Coz's viewer does the
+      // same): one near or below zero is data, not an error.
+      if (!(experiment.duration_ns > 0) || experiment.selected.empty()) {
         ++invalid_durations;
         continue;
       }
@@ -307,6 +316,7 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       long key = std::lround(experiment.speedup * 1000);
       LineData& line = lines[experiment.selected];
       ++line.experiments;
+      line.fixed_line = line.fixed_line || profile.fixed_line;
       line.speedups.insert(key);
       line.profiles.insert(p);
       // t_obs in real time: the selected line's samples accrue in real time (its thread is not the one
@@ -362,7 +372,7 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
 
   if (invalid_durations > 0)
     report.warnings.push_back(fmt::format(
-        "skipped {} experiment(s) without a positive effective duration or selected line", invalid_durations));
+        "skipped {} experiment(s) without a positive duration or selected line", invalid_durations));
 
   for (auto& [name, data] : points) {
     PointSummary& summary = data.summary;

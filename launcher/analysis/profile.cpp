@@ -68,8 +68,11 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   experiment.selected = string_or(record, "selected");
   experiment.speedup = number_or(record, "speedup", 0);
   double duration = number_or(record, "duration_ns", -1);
-  experiment.effective_duration_ns =
-      number_or(record, "effective_duration_ns", duration - number_or(record, "delay_ns", 0));
+  // duration - delay with its sign: the field is clamped at zero, but an experiment whose line ran
+  // all the time at a 100% speedup is worth about zero, a little either side, and must add as such.
+  double delay = number_or(record, "delay_ns", -1);
+  experiment.effective_duration_ns = duration >= 0 && delay >= 0 ? duration - delay
+                                                                 : number_or(record, "effective_duration_ns", duration);
   experiment.duration_ns = duration >= 0 ? duration : experiment.effective_duration_ns;
   experiment.selected_samples = number_or(record, "selected_samples", -1);
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
@@ -141,6 +144,10 @@ Result<void> check_header(const json& header, const std::string& name, Profile& 
     for (const json& argument : *command)
       if (argument.is_string()) profile.command.push_back(argument.get<std::string>());
   profile.sampler = string_or(header, "sampler");
+  if (auto options = header.find("options"); options != header.end() && options->is_object()) {
+    auto fixed = options->find("fixed_line");
+    profile.fixed_line = fixed != options->end() && fixed->is_string() && !fixed->get<std::string>().empty();
+  }
   return {};
 }
 

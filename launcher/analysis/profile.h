@@ -55,6 +55,9 @@ struct Profile {
   ProfileFormat format = ProfileFormat::whatif;
   std::vector<std::string> command;
   std::string sampler;
+  /// Run with --fixed-line: its experiments ran in every phase of the program, not only while
+  /// the line was running.
+  bool fixed_line = false;
   std::vector<Experiment> experiments;
   /// The last cumulative per-line sample counts and the real time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;

@@ -95,6 +95,11 @@ const finite = Number.isFinite;
 
 function phaseFor(line, options) {
   if (!options.phaseCorrection) return { applied: false, factor: 1, reason: 'disabled' };
+  if (line.fixedLine) {
+    // Eq. 8 corrects experiments that only run while the line runs (lines chosen from recent
+    // samples). --fixed-line experiments run in every phase: their average is already weighted.
+    return { applied: false, factor: 1, reason: '--fixed-line experiments ran in every phase' };
+  }
   if (!line.sObsKnown || !(line.sObs > 0)) {
     return { applied: false, factor: 1, reason: 'no samples in the line during its experiments' };
   }
@@ -122,15 +127,18 @@ function collect(profiles, report) {
   profiles.forEach((profile, p) => {
     const lastRunning = new Map();
     for (const experiment of profile.experiments) {
-      if (!(experiment.effectiveDuration > 0) || !experiment.selected) { invalid++; continue; }
+      // Effective durations add across experiments with equal settings (Coz's viewer does the
+      // same): one near or below zero is data, not an error.
+      if (!(experiment.duration > 0) || !experiment.selected) { invalid++; continue; }
       report.experiments++;
       const key = Math.round(experiment.speedup * 1000);
       let line = lines.get(experiment.selected);
       if (!line) {
-        line = { experiments: 0, speedups: new Set(), tObs: 0, sObs: 0, sObsKnown: true, sAndT: new Map(), profiles: new Set() };
+        line = { experiments: 0, speedups: new Set(), tObs: 0, sObs: 0, sObsKnown: true, sAndT: new Map(), profiles: new Set(), fixedLine: false };
         lines.set(experiment.selected, line);
       }
       line.experiments++;
+      line.fixedLine = line.fixedLine || Boolean(profile.fixedLine);
       line.speedups.add(key);
       line.profiles.add(p);
       // t_obs in real time: the selected line's samples accrue in real time (its thread is not the one
@@ -295,7 +303,7 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
   const report = { options, experiments: 0, phaseCorrectedLines: 0, points: [], lines: [], warnings: [] };
   const { points, lines, invalid } = collect(profiles, report);
   if (invalid > 0) {
-    report.warnings.push(`skipped ${invalid} experiment(s) without a positive effective duration or selected line`);
+    report.warnings.push(`skipped ${invalid} experiment(s) without a positive duration or selected line`);
   }
   const pointNames = [...points.keys()].sort(byName);
   for (const name of pointNames) {

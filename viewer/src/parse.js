@@ -11,7 +11,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 
 function emptyProfile(name) {
   return {
-    name, format: 'whatif', command: [], sampler: '', experiments: [], sampleCounts: new Map(),
+    name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
   };
 }
@@ -26,13 +26,20 @@ function checkHeader(header, name, profile) {
   }
   if (Array.isArray(header.command)) profile.command = header.command.filter((a) => typeof a === 'string');
   profile.sampler = str(header.sampler);
+  // Run with --fixed-line: its experiments ran in every phase, not only while the line ran.
+  const fixed = header.options && typeof header.options === 'object' ? header.options.fixed_line : null;
+  profile.fixedLine = typeof fixed === 'string' && fixed !== '';
 }
 
 function readWhatifRecord(record, profile) {
   switch (record.type) {
     case 'experiment': {
       const duration = num(record.duration_ns, -1);
-      const effectiveDuration = num(record.effective_duration_ns, duration - num(record.delay_ns, 0));
+      // duration - delay with its sign: the field is clamped at zero, but an experiment whose line
+      // ran all the time at a 100% speedup is worth about zero, a little either side, and must add as such.
+      const delay = num(record.delay_ns, -1);
+      const effectiveDuration = duration >= 0 && delay >= 0 ? duration - delay
+        : num(record.effective_duration_ns, duration);
       const experiment = {
         selected: str(record.selected),
         speedup: num(record.speedup, 0),

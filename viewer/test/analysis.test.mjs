@@ -103,6 +103,14 @@ test('latency: a shorter latency is a positive speedup', () => {
   assert.ok(report.lines[0].points[0].impact.value > 0.1);
 });
 
+test('experiments with an effective duration at or below zero add like the rest', () => {
+  const report = analyse([load('full-speedup.jsonl')], { bootstrap: 0, phaseCorrection: false });
+  assert.deepEqual(report.warnings, []);
+  const curve = report.lines[0].points[0].curve;
+  assert.equal(curve[1].speedup, 1);
+  assert.ok(Math.abs(curve[1].programSpeedup - (1 - 99.5 / 200)) < 1e-9, JSON.stringify(curve));
+});
+
 test('latency uses the in-flight count over effective time where the profile has it', () => {
   const effective = load('latency-effective.jsonl');
   assert.equal(effective.experiments[1].points[0].inFlightAvg, 1.5);
@@ -122,6 +130,14 @@ test('phase correction uses real time at high speedups (one thread, two phases)'
   const full = b.points[0].curve.at(-1);
   assert.equal(full.speedup, 1);
   assert.ok(Math.abs(full.programSpeedup - 0.48) < 1e-12, `program speedup ${full.programSpeedup}`);
+});
+
+test('--fixed-line experiments are not phase-corrected again', () => {
+  const report = analyse([load('fixed-line-phases.jsonl')]);
+  const b = report.lines.find((l) => l.line === 'src/stages.cpp:30');
+  assert.equal(b.phase.applied, false);
+  assert.equal(b.phase.reason, '--fixed-line experiments ran in every phase');
+  assert.ok(Math.abs(b.points[0].curve.at(-1).programSpeedup - 0.48) < 1e-12);
 });
 
 test("Coz's wrapped unsigned duration and difference read as negative: dropped and skipped with notes", () => {

@@ -154,6 +154,8 @@ test('latency: shorter latency plots upwards', async () => {
 test('clear messages for empty, invalid and unknown-version files', async () => {
   const tab = await open([join(fixtures, 'empty.jsonl'), join(fixtures, 'invalid.jsonl'),
     join(fixtures, 'unknown-version.jsonl')]);
+  // open() returns at the first message; the other files' messages follow.
+  await tab.waitForFunction(() => document.querySelectorAll('.message').length >= 3);
   const messages = await tab.$$eval('.message', (m) => m.map((x) => x.textContent));
   assert.equal(messages.length, 3);
   assert.match(messages[0], /^Empty profile.*empty\.jsonl: empty profile/);

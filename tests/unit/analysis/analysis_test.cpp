@@ -139,6 +139,23 @@ TEST(ProfileReader, LatencyUsesTheInFlightCountOverEffectiveTimeWhenRecorded) {
   EXPECT_DOUBLE_EQ(older.experiments[0].points[0].in_flight_avg, 98.971665);
 }
 
+TEST(Analysis, ExperimentsWithAnEffectiveDurationAtOrBelowZeroAddLikeTheRest) {
+  // At a 100% speedup, an experiment while the line runs all the time has duration ~= delay; one
+  // when it does not run has no delay. Dropping the first (as a non-positive effective duration)
+  // left only the second and predicted 0% instead of the 50% the pair adds up to.
+  Options options;
+  options.bootstrap = 0;
+  options.phase_correction = false;
+  Report report = analyse({load("full-speedup.jsonl")}, options);
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings.front();
+  ASSERT_EQ(report.lines.size(), 1u);
+  ASSERT_EQ(report.lines[0].points.size(), 1u);
+  const PointResult& point = report.lines[0].points[0];
+  ASSERT_EQ(point.curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(point.curve[1].speedup, 1.0);
+  EXPECT_NEAR(point.curve[1].program_speedup, 1 - 99.5 / 200, 1e-9);
+}
+
 TEST(ProfileReader, CozTextAndJsonLinesAgree) {
   Profile text = load("coz-basic.coz");
   Profile jsonl = load("coz-basic.coz.jsonl");
@@ -338,6 +355,16 @@ TEST(Report, PhaseCorrectionUsesRealTimeAtHighSpeedups) {
   ASSERT_DOUBLE_EQ(full.speedup, 1.0);
   // Line B takes 4.8 s of the 10 s run: removing it makes the program 48% faster.
   EXPECT_NEAR(full.program_speedup, 0.48, 1e-12);
+}
+
+TEST(Report, FixedLineExperimentsAreNotPhaseCorrectedAgain) {
+  // --fixed-line runs experiment on the line in every phase: their average is the whole-run
+  // effect already. Eq. 8 on top (factor 0.83 here) predicted 0.40 for the actual 0.48.
+  Report report = analyse({load("fixed-line-phases.jsonl")}, Options{});
+  const LineResult& b = line_named(report, "src/stages.cpp:30");
+  EXPECT_FALSE(b.phase.applied);
+  EXPECT_EQ(b.phase.reason, "--fixed-line experiments ran in every phase");
+  EXPECT_NEAR(b.points[0].curve.back().program_speedup, 0.48, 1e-12);
 }
 
 TEST(Report, CozWrappedDurationsDoNotWreckImpacts) {
