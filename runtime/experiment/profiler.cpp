@@ -235,8 +235,9 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
     selected_samples_ += sample.weight;
     // The thread credited the samples it scanned itself whose IP is in the published ranges
     // (settle_delays); the rest (attributed through the callchain, or scanned here) are credited now.
-    if (sample.owner_scanned && published_ranges_.contains(sample.ip)) owner_credited_samples_ += sample.weight;
-    else progress::counters().on_delay_inserted(delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight));
+    if (!sample.owner_scanned || !published_ranges_.contains(sample.ip)) {
+      progress::counters().on_delay_inserted(delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight));
+    }
   }
 }
 
@@ -352,7 +353,6 @@ void Profiler::start_experiment(uint64_t now, int32_t line) {
   in_flight_integral_.clear();
   last_integration_ns_ = now;
   selected_samples_ = 0;
-  owner_credited_samples_ = 0;
   total_samples_ = 0;
   experiment_start_ns_ = now;
   state_ = State::kRunning;
@@ -387,7 +387,7 @@ void Profiler::begin_draining(uint64_t now) {
   state_until_ns_ = now + kMaxDrainNs;
   // The drain's time and progress count in the experiment at the unsped rate, diluting the
   // virtual speedup, so it lasts only until no running thread owes delay. Threads that owe are
-  // signalled to settle now instead of at their next batch of samples.
+  // signalled to settle now instead of at their next sample or blocking call.
   drain_target_ns_ = delays.global_ns.load(std::memory_order_acquire);
   for (core::ThreadState* thread : snapshot_) {
     if (!thread->retired.load(std::memory_order_acquire) && delays::owes_while_running(thread->delays, drain_target_ns_)) {

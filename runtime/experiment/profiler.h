@@ -110,7 +110,6 @@ class Profiler {
   uint64_t global_delay_at_start_ = 0;
   uint64_t drain_target_ns_ = 0;
   uint64_t selected_samples_ = 0;
-  uint64_t owner_credited_samples_ = 0;  // of selected_samples_: credited by the sampled thread
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   uint64_t total_samples_ = 0;
   uint64_t experiments_done_ = 0;

@@ -37,6 +37,8 @@ class ThreadSampler {
   /// tick. Returns true when the thread should now run its delay check.
   WHATIF_SIGNAL_SAFE virtual bool on_signal(const siginfo_t* info, void* ucontext) = 0;
 
+  /// 1: a thread credits its own samples and pays what it owes at every sample, close to the
+  /// paper's immediate pauses (every 10th sample delayed both by up to 10 ms of its CPU time).
   static constexpr uint32_t kSamplesPerSignal = 1;
 };
 

@@ -431,6 +431,27 @@ double delay_ratio(const Profile& profile) {
   return owed > 0 ? inserted / owed : 0;
 }
 
+TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
+  // One thread runs the selected line all the time: every real millisecond is a sample in it, so
+  // the delay inserted is the speedup times the duration. A fixed 10 ms drain after each 50 ms of
+  // delays made it 0.5 x 50/60 and diluted every prediction by a sixth.
+  std::string spin = marker_spec("spin.c", "spin");
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", spin, "--fixed-speedup", "50"},
+                  {program("spin"), "1200"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  double delay = 0, duration = 0;
+  for (const json& x : p.experiments()) {
+    delay += x["delay_ns"].get<double>();
+    duration += x["duration_ns"].get<double>();
+  }
+  ASSERT_GE(p.experiments().size(), 5u);
+  EXPECT_GT(delay / duration, 0.47) << "experiments ran on without delays after their end";
+  EXPECT_LT(delay / duration, 0.53);
+}
+
 TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
   // Samples in the critical section used to be credited a profiler tick late, after the lock had
   // changed hands: the woken thread then paused inside its own critical section, and a third of
