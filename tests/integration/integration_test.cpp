@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -432,9 +433,10 @@ double delay_ratio(const Profile& profile) {
 }
 
 TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
-  // One thread runs the selected line all the time: every real millisecond is a sample in it, so
-  // the delay inserted is the speedup times the duration. A fixed 10 ms drain after each 50 ms of
-  // delays made it 0.5 x 50/60 and diluted every prediction by a sixth.
+  // A fixed 10 ms drain without delays ended every experiment; its time and progress counted at the
+  // unsped rate and diluted every prediction (by a sixth for 50 ms experiments). A single thread
+  // owes nothing when delays stop, so its experiments now end at the next profiler tick: 50-51 ms
+  // here even with both cores saturated, >= 60 ms with the fixed drain.
   std::string spin = marker_spec("spin.c", "spin");
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", spin, "--fixed-speedup", "50"},
@@ -442,14 +444,16 @@ TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
   ASSERT_EQ(e.status, 0) << e;
   Profile p = load_profile(out);
   check_well_formed(p);
-  double delay = 0, duration = 0;
+  std::vector<double> durations_ms;
+  double delay = 0;
   for (const json& x : p.experiments()) {
+    durations_ms.push_back(x["duration_ns"].get<double>() / 1e6);
     delay += x["delay_ns"].get<double>();
-    duration += x["duration_ns"].get<double>();
   }
-  ASSERT_GE(p.experiments().size(), 5u);
-  EXPECT_GT(delay / duration, 0.47) << "experiments ran on without delays after their end";
-  EXPECT_LT(delay / duration, 0.53);
+  ASSERT_GE(durations_ms.size(), 5u);
+  std::sort(durations_ms.begin(), durations_ms.end());
+  EXPECT_LT(durations_ms[durations_ms.size() / 2], 56.0) << "experiments ran on without delays after their end";
+  EXPECT_GT(delay, 0);
 }
 
 TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
