@@ -9,7 +9,9 @@ checked=0
 for object in "$@"; do
   [[ "$(basename "$object")" == *_signal.cpp.o ]] || continue
   symbols=$(nm -uC "$object") || { echo "FAIL: cannot read $object"; exit 1; }
-  bad=$(grep -E "$forbidden" <<<"$symbols" || true)
+  # Sanitizer instrumentation (e.g. ASan's __asan_stack_malloc_N fake stack) is not the code's own
+  # call; the uninstrumented build checks what the code itself calls.
+  bad=$(grep -vE ' (__asan_|__ubsan_|__tsan_|__sanitizer_)' <<<"$symbols" | grep -E "$forbidden" || true)
   checked=$((checked + 1))
   if [[ -n "$bad" ]]; then
     echo "FAIL: $object calls signal-unsafe functions:"; echo "$bad"; status=1
