@@ -11,19 +11,31 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   struct Scan {
     delays::RangesSnapshot ranges;
     uint32_t selected = 0;
+    bool any = false;
+    bool newest_in_line = false;
   } scan;
-  if (thread.sampler && delays::snapshot_selected_ranges(global, scan.ranges)) {
+  bool running = thread.sampler && delays::snapshot_selected_ranges(global, scan.ranges);
+  if (running) {
     thread.sampler->scan_own(
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
           if (scan->ranges.contains(sample.ip)) scan->selected += sample.weight;
+          // In the line in any frame (return addresses point after their call): such a thread
+          // earns credit itself and must not wait for the others to leave the line.
+          bool in_line = scan->ranges.contains(sample.ip);
+          for (uint32_t i = 1; i < sample.callchain_length && !in_line; ++i) {
+            in_line = scan->ranges.contains(sample.callchain[i] - 1);
+          }
+          scan->any = true;
+          scan->newest_in_line = in_line;
         },
         &scan);
+    if (scan.any) thread.delays.in_selected_line = scan.newest_in_line;
     if (scan.selected > 0) {
       progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, scan.selected));
     }
   }
-  delays::catch_up_held(global, thread.delays);
+  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
 }
 
 }  // namespace whatif::core

@@ -90,14 +90,18 @@ struct LocalDelays {
   /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
   /// nothing now, it is credited or pays when it returns. Read by the profiler to end a drain.
   std::atomic<bool> blocked{false};
+  /// Owning thread only: its newest scanned sample was in the selected line (in any frame).
+  bool in_selected_line = false;
 };
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
 /// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
-/// catch_up for a caller that already holds LocalDelays::busy.
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local);
+/// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running
+/// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
+/// or the experiment stops: the model freezes it for as long as others run the line.
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up);
 
 /// Owning thread, before a call that may block (paper table 2): executes owed delays, then marks
 /// the thread blocked.

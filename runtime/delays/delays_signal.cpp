@@ -44,21 +44,26 @@ WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDe
 
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   BusyScope busy(local.busy);
-  if (busy.held()) catch_up_held(global, local);  // else: re-entered from the handler
+  if (busy.held()) catch_up_held(global, local, /*keep_up=*/false);  // else: re-entered from the handler
 }
 
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local) {
-  auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
-  uint64_t target = global.global_ns.load(std::memory_order_acquire);  // pairs with raise_to
-  uint64_t mine = local.local_ns.load(std::memory_order_acquire);
-  uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
-  if (mine < epoch) {  // debt from before this experiment (or between experiments): forgiven
-    local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
-    mine = epoch;
-    local.excess_ns = 0;
-  }
-  if (mine < target) {
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up) {
+  // A thread outside the selected line is frozen in the model while another runs the line; delay
+  // that accrues during its pause would otherwise be paid only after it ran on for another period.
+  constexpr int kMaxRounds = 100000;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
+    uint64_t target = global.global_ns.load(std::memory_order_acquire);  // pairs with raise_to
+    uint64_t mine = local.local_ns.load(std::memory_order_acquire);
+    uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
+    if (mine < epoch) {  // debt from before this experiment (or between experiments): forgiven
+      local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
+      mine = epoch;
+      local.excess_ns = 0;
+    }
+    if (mine >= target) return;
     uint64_t owed = target - mine;
+    bool slept_now = false;
     if (phase == Phase::kIdle) {
       local.excess_ns = 0;
     } else if (owed <= local.excess_ns) {
@@ -68,9 +73,11 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local) 
       uint64_t slept = os::sleep_ns(request);
       local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       local.excess_ns = slept > request ? slept - request : 0;
+      slept_now = true;
     }
     // fetch_add, not store: the profiler may credit this thread concurrently.
     local.local_ns.fetch_add(owed, std::memory_order_acq_rel);
+    if (!keep_up || !slept_now || phase != Phase::kRunning) return;
   }
 }
 
