@@ -269,6 +269,18 @@ class Integration : public ::testing::Test {
     argv.insert(argv.end(), command.begin(), command.end());
     return Child(argv, env, dir_, {"LD_PRELOAD"});
   }
+  /// `whatif run` of test program `name` with the line at `marker` (in `name`.c) sped up by 50% in
+  /// every 50 ms experiment; the profile, checked to be well formed (empty after a failed run).
+  Profile run_half_speedup_of(const std::string& name, const std::string& marker, const std::string& argument) {
+    std::string out = path(name + ".jsonl");
+    Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", marker_spec(name + ".c", marker), "--fixed-speedup", "50"},
+                    {program(name), argument});
+    EXPECT_EQ(e.status, 0) << e;
+    if (e.status != 0) return Profile{};
+    Profile profile = load_profile(out);
+    check_well_formed(profile);
+    return profile;
+  }
   /// The program with the runtime preloaded directly, as the launcher would start it.
   Child start_preloaded(const std::string& output, const Strings& command,
                         std::vector<std::pair<std::string, std::string>> env = {}) {
@@ -437,13 +449,7 @@ TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
   // unsped rate and diluted every prediction (by a sixth for 50 ms experiments). A single thread
   // owes nothing when delays stop, so its experiments now end at the next profiler tick: 50-51 ms
   // here even with both cores saturated, >= 60 ms with the fixed drain.
-  std::string spin = marker_spec("spin.c", "spin");
-  std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", spin, "--fixed-speedup", "50"},
-                  {program("spin"), "1200"});
-  ASSERT_EQ(e.status, 0) << e;
-  Profile p = load_profile(out);
-  check_well_formed(p);
+  Profile p = run_half_speedup_of("spin", "spin", "1200");
   std::vector<double> durations_ms;
   double delay = 0;
   for (const json& x : p.experiments()) {
@@ -458,15 +464,9 @@ TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
 
 TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
   // Samples in the critical section used to be credited a profiler tick late, after the lock had
-  // changed hands: the woken thread then paused inside its own critical section, and a third of
+  // changed hands: the woken thread then paused inside its own critical section, and a fifth of
   // the selected samples inserted no delay at all (ratio 0.79 on lock contention).
-  std::string inside = marker_spec("handoff.c", "inside");
-  std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", inside, "--fixed-speedup", "50"},
-                  {program("handoff"), "12000"});
-  ASSERT_EQ(e.status, 0) << e;
-  Profile p = load_profile(out);
-  check_well_formed(p);
+  Profile p = run_half_speedup_of("handoff", "inside", "12000");
   ASSERT_GE(p.experiments().size(), 3u);
   double ratio = delay_ratio(p);
   EXPECT_GT(ratio, 0.95) << "delays of selected samples were lost at lock hand-offs";
