@@ -8,6 +8,11 @@
 
 namespace whatif::core {
 
+/// Credits `periods` samples of `thread` in the selected line (delays::credit_selected_sample) and
+/// weights the rise of the global clock by the requests in flight (latency points). Every credit
+/// goes through here: the owning thread for samples it scanned, the profiler thread for the rest.
+WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods);
+
 /// Owning thread, normal or signal context: scans and credits its unscanned samples whose IP is
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread);

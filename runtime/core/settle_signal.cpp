@@ -5,6 +5,10 @@
 
 namespace whatif::core {
 
+WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods) {
+  progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, periods));
+}
+
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread) {
   delays::BusyScope busy(thread.delays.busy);
   if (!busy.held()) return;  // re-entered from the handler: the interrupted call settles
@@ -19,10 +23,10 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     thread.sampler->scan_own(
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
-          if (scan->ranges.contains(sample.ip)) scan->selected += sample.weight;
+          bool in_line = scan->ranges.contains(sample.ip);
+          if (in_line) scan->selected += sample.weight;
           // In the line in any frame (return addresses point after their call): such a thread
           // earns credit itself and must not wait for the others to leave the line.
-          bool in_line = scan->ranges.contains(sample.ip);
           for (uint32_t i = 1; i < sample.callchain_length && !in_line; ++i) {
             in_line = scan->ranges.contains(sample.callchain[i] - 1);
           }
@@ -31,9 +35,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
         },
         &scan);
     if (scan.any) thread.delays.in_selected_line = scan.newest_in_line;
-    if (scan.selected > 0) {
-      progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, scan.selected));
-    }
+    if (scan.selected > 0) credit_selected(global, thread, scan.selected);
   }
   delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
 }

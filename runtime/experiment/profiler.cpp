@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "core/settle.h"
 #include "interpose/guard.h"
 #include "interpose/real.h"
 #include "os/os.h"
@@ -236,7 +237,7 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
     // The thread credited the samples it scanned itself whose IP is in the published ranges
     // (settle_delays); the rest (attributed through the callchain, or scanned here) are credited now.
     if (!sample.owner_scanned || !published_ranges_.contains(sample.ip)) {
-      progress::counters().on_delay_inserted(delays::credit_selected_sample(*context_.delays, thread->delays, sample.weight));
+      core::credit_selected(*context_.delays, *thread, sample.weight);
     }
   }
 }
@@ -390,20 +391,18 @@ void Profiler::begin_draining(uint64_t now) {
   // signalled to settle now instead of at their next sample or blocking call.
   drain_target_ns_ = delays.global_ns.load(std::memory_order_acquire);
   for (core::ThreadState* thread : snapshot_) {
-    if (!thread->retired.load(std::memory_order_acquire) && delays::owes_while_running(thread->delays, drain_target_ns_)) {
-      os::tgkill(getpid(), thread->tid, os::sample_signal());
-    }
+    if (owes_before_drain_end(*thread)) os::tgkill(getpid(), thread->tid, os::sample_signal());
   }
   if (drained()) finish_experiment(now);
 }
 
+bool Profiler::owes_before_drain_end(const core::ThreadState& thread) const {
+  return !thread.retired.load(std::memory_order_acquire) && delays::owes_while_running(thread.delays, drain_target_ns_);
+}
+
 bool Profiler::drained() const {
-  for (core::ThreadState* thread : snapshot_) {
-    if (!thread->retired.load(std::memory_order_acquire) && delays::owes_while_running(thread->delays, drain_target_ns_)) {
-      return false;
-    }
-  }
-  return true;
+  return std::none_of(snapshot_.begin(), snapshot_.end(),
+                      [this](const core::ThreadState* thread) { return owes_before_drain_end(*thread); });
 }
 
 void Profiler::integrate_in_flight(uint64_t now) {

@@ -71,7 +71,9 @@ class Profiler {
   /// Publishes the selected line's address ranges so threads credit their own samples in it.
   void publish_selected_ranges(int32_t line);
   void begin_draining(uint64_t now);
-  /// No live thread outside a blocking call still owes delay up to drain_target_ns_.
+  /// A live thread outside a blocking call that still owes delay up to drain_target_ns_.
+  bool owes_before_drain_end(const core::ThreadState& thread) const;
+  /// No thread in the snapshot owes_before_drain_end.
   bool drained() const;
   void finish_experiment(uint64_t now);
   void integrate_in_flight(uint64_t now);
