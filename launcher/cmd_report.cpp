@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <fmt/format.h>
 
-#include "analysis/analysis.h"
-#include "analysis/report_output.h"
+#include "analysis/causal/analysis.h"
+#include "analysis/causal/report_output.h"
 #include "commands.h"
 
 namespace whatif::cli {

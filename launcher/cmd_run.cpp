@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 #include "commands.h"
 #include "launcher_paths.h"
 #include "symbols/symbol_map.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 #include "commands.h"
 #include "launcher_paths.h"
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/log.h"
-#include "core/settle.h"
-#include "interpose/guard.h"
-#include "interpose/real.h"
+#include "os/log.h"
+#include "threads/settle.h"
+#include "libc/guard.h"
+#include "libc/real.h"
 #include "os/os.h"
 #include "progress/progress_points.h"
 
@@ -32,14 +32,14 @@ bool path_matches(std::string_view file, const std::string& spec) {
          file[file.size() - spec.size() - 1] == '/';
 }
 
-bool line_matches(const symbols::SourceLine& line, const core::LineSpec& spec) {
+bool line_matches(const symbols::SourceLine& line, const config::LineSpec& spec) {
   return line.line == spec.line && path_matches(line.file, spec.file);
 }
 
 }  // namespace
 
 Profiler::Profiler(ProfilerContext context) : context_(std::move(context)) {
-  const core::Config& config = *context_.config;
+  const config::Config& config = *context_.config;
   random_.seed(config.seed_given ? config.seed : std::random_device{}());
   experiment_length_ns_ = config.experiment_length_ns;
   sampled_counts_.assign(config.sampled_points.size(), 0);
@@ -86,7 +86,7 @@ void Profiler::run() {
 }
 
 void Profiler::setup_symbols() {
-  const core::Config& config = *context_.config;
+  const config::Config& config = *context_.config;
   symbols::Scope scope;
   if (!config.binary_scope.empty()) scope.binary_patterns = config.binary_scope;
   if (!config.source_scope.empty()) scope.source_patterns = config.source_scope;
@@ -110,7 +110,7 @@ void Profiler::setup_symbols() {
   }
   breakpoint_addresses_.assign(config.breakpoint_points.size(), 0);
   for (std::size_t i = 0; i < config.breakpoint_points.size(); ++i) {
-    const core::LineSpec& spec = config.breakpoint_points[i];
+    const config::LineSpec& spec = config.breakpoint_points[i];
     auto ranges = symbols_->ranges_for(spec.file, spec.line, /*in_scope_only=*/true);
     if (ranges.empty()) {
       std::string message = "progress point " + spec.text() + " matches no code in scope: check the file and line with "
@@ -137,7 +137,7 @@ void Profiler::setup_symbols() {
 }
 
 std::string Profiler::canonical_fixed_line_name() {
-  const core::LineSpec& spec = *context_.config->fixed_line;
+  const config::LineSpec& spec = *context_.config->fixed_line;
   for (const symbols::AddressRange& range : symbols_->ranges_for(spec.file, spec.line, /*in_scope_only=*/true)) {
     if (auto info = symbols_->lookup(range.begin)) {
       for (const symbols::SourceLine& frame : info->frames) {
@@ -169,7 +169,7 @@ void Profiler::tick(uint64_t now) {
     }
   }
   context_.threads->snapshot(snapshot_);
-  for (core::ThreadState* thread : snapshot_) {
+  for (threads::ThreadState* thread : snapshot_) {
     if (!thread->breakpoints_opened && !breakpoint_addresses_.empty()) open_breakpoints(thread);
     drain_thread(thread);
   }
@@ -202,11 +202,11 @@ void Profiler::tick(uint64_t now) {
   }
 }
 
-void Profiler::drain_thread(core::ThreadState* thread) {
+void Profiler::drain_thread(threads::ThreadState* thread) {
   if (!thread->sampler) return;
   struct Context {
     Profiler* self;
-    core::ThreadState* thread;
+    threads::ThreadState* thread;
   } context{this, thread};
   thread->sampler->drain(
       [](void* raw, const os::RawSample& sample) {
@@ -216,7 +216,7 @@ void Profiler::drain_thread(core::ThreadState* thread) {
       &context);
 }
 
-void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sample) {
+void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& sample) {
   int32_t id = -1;
   if (sample.callchain_length == 0) {
     id = attribute(sample.ip, false);
@@ -237,7 +237,7 @@ void Profiler::handle_sample(core::ThreadState* thread, const os::RawSample& sam
     // The thread credited the samples it scanned itself whose IP is in the published ranges
     // (settle_delays); the rest (attributed through the callchain, or scanned here) are credited now.
     if (!sample.owner_scanned || !published_ranges_.contains(sample.ip)) {
-      core::credit_selected(*context_.delays, *thread, sample.weight);
+      threads::credit_selected(*context_.delays, *thread, sample.weight);
     }
   }
 }
@@ -267,7 +267,7 @@ int32_t Profiler::intern_line(const symbols::SourceLine& source) {
     line.name = name;
     line.file = std::string(source.file);
     line.number = source.line;
-    const core::Config& config = *context_.config;
+    const config::Config& config = *context_.config;
     line.fixed_match = config.fixed_line && line_matches(source, *config.fixed_line);
     for (std::size_t i = 0; i < config.sampled_points.size(); ++i) {
       if (line_matches(source, config.sampled_points[i])) line.sampled_point = static_cast<int>(i);
@@ -277,9 +277,9 @@ int32_t Profiler::intern_line(const symbols::SourceLine& source) {
   return it->second;
 }
 
-void Profiler::open_breakpoints(core::ThreadState* thread) {
+void Profiler::open_breakpoints(threads::ThreadState* thread) {
   thread->breakpoints_opened = true;
-  for (std::size_t i = 0; i < breakpoint_addresses_.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+  for (std::size_t i = 0; i < breakpoint_addresses_.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
     if (breakpoint_addresses_[i] == 0) continue;
     int fd = os::open_breakpoint_counter(thread->tid, breakpoint_addresses_[i]);
     if (fd < 0) {
@@ -293,8 +293,8 @@ void Profiler::open_breakpoints(core::ThreadState* thread) {
   }
 }
 
-void Profiler::close_breakpoints(core::ThreadState* thread) {
-  for (std::size_t i = 0; i < breakpoint_retired_counts_.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+void Profiler::close_breakpoints(threads::ThreadState* thread) {
+  for (std::size_t i = 0; i < breakpoint_retired_counts_.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
     int& fd = thread->breakpoint_fds[i];
     if (fd < 0) continue;
     uint64_t value = 0;
@@ -306,8 +306,8 @@ void Profiler::close_breakpoints(core::ThreadState* thread) {
 
 std::vector<uint64_t> Profiler::read_breakpoint_points() {
   std::vector<uint64_t> totals = breakpoint_retired_counts_;
-  for (core::ThreadState* thread : snapshot_) {
-    for (std::size_t i = 0; i < totals.size() && i < core::ThreadState::kMaxBreakpoints; ++i) {
+  for (threads::ThreadState* thread : snapshot_) {
+    for (std::size_t i = 0; i < totals.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
       uint64_t value = 0;
       if (thread->breakpoint_fds[i] >= 0 && os::read_counter(thread->breakpoint_fds[i], value)) totals[i] += value;
     }
@@ -318,20 +318,20 @@ std::vector<uint64_t> Profiler::read_breakpoint_points() {
 void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
   if (retired_.empty()) return;
-  for (core::ThreadState* thread : retired_) {
+  for (threads::ThreadState* thread : retired_) {
     drain_thread(thread);
     close_breakpoints(thread);
   }
   // The tick's snapshot must not keep pointers to the threads freed below.
   std::sort(retired_.begin(), retired_.end());
-  std::erase_if(snapshot_, [&](core::ThreadState* thread) {
+  std::erase_if(snapshot_, [&](threads::ThreadState* thread) {
     return std::binary_search(retired_.begin(), retired_.end(), thread);
   });
-  for (core::ThreadState* thread : retired_) delete thread;
+  for (threads::ThreadState* thread : retired_) delete thread;
 }
 
 void Profiler::start_experiment(uint64_t now, int32_t line) {
-  const core::Config& config = *context_.config;
+  const config::Config& config = *context_.config;
   if (config.fixed_speedup_percent) {
     speedup_ = *config.fixed_speedup_percent / 100.0;
   } else if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) {
@@ -390,19 +390,19 @@ void Profiler::begin_draining(uint64_t now) {
   // virtual speedup, so it lasts only until no running thread owes delay. Threads that owe are
   // signalled to settle now instead of at their next sample or blocking call.
   drain_target_ns_ = delays.global_ns.load(std::memory_order_acquire);
-  for (core::ThreadState* thread : snapshot_) {
+  for (threads::ThreadState* thread : snapshot_) {
     if (owes_before_drain_end(*thread)) os::tgkill(getpid(), thread->tid, os::sample_signal());
   }
   if (drained()) finish_experiment(now);
 }
 
-bool Profiler::owes_before_drain_end(const core::ThreadState& thread) const {
+bool Profiler::owes_before_drain_end(const threads::ThreadState& thread) const {
   return !thread.retired.load(std::memory_order_acquire) && delays::owes_while_running(thread.delays, drain_target_ns_);
 }
 
 bool Profiler::drained() const {
   return std::none_of(snapshot_.begin(), snapshot_.end(),
-                      [this](const core::ThreadState* thread) { return owes_before_drain_end(*thread); });
+                      [this](const threads::ThreadState* thread) { return owes_before_drain_end(*thread); });
 }
 
 void Profiler::integrate_in_flight(uint64_t now) {
@@ -444,7 +444,7 @@ std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now) {
     }
     results.push_back(std::move(result));
   }
-  const core::Config& config = *context_.config;
+  const config::Config& config = *context_.config;
   std::vector<uint64_t> breakpoints = read_breakpoint_points();
   for (std::size_t i = 0; i < breakpoints.size(); ++i) {
     if (breakpoint_addresses_.size() <= i || breakpoint_addresses_[i] == 0) continue;
@@ -467,7 +467,7 @@ void Profiler::finish_experiment(uint64_t now) {
   delays::GlobalDelays& delays = *context_.delays;
   delays.delay_size_ns.store(0, std::memory_order_release);
   uint64_t global = delays.global_ns.load(std::memory_order_acquire);
-  const core::Config& config = *context_.config;
+  const config::Config& config = *context_.config;
 
   profile::ExperimentRecord record;
   record.id = experiments_done_;

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/config.h"
-#include "core/threads.h"
+#include "config/config.h"
+#include "threads/threads.h"
 #include "delays/delays.h"
 #include "profile/profile_writer.h"
 #include "progress/progress_points.h"
@@ -23,9 +23,9 @@ namespace whatif::experiment {
 
 /// What the profiler needs from the rest of the runtime.
 struct ProfilerContext {
-  const core::Config* config = nullptr;
+  const config::Config* config = nullptr;
   delays::GlobalDelays* delays = nullptr;
-  core::ThreadRegistry* threads = nullptr;
+  threads::ThreadRegistry* threads = nullptr;
   profile::ProfileWriter* writer = nullptr;
   uint64_t start_ns = 0;
 };
@@ -59,20 +59,20 @@ class Profiler {
   void run();
   void setup_symbols();
   void tick(uint64_t now);
-  void drain_thread(core::ThreadState* thread);
-  void handle_sample(core::ThreadState* thread, const os::RawSample& sample);
+  void drain_thread(threads::ThreadState* thread);
+  void handle_sample(threads::ThreadState* thread, const os::RawSample& sample);
   int32_t attribute(uint64_t address, bool is_return_address);
   int32_t intern_line(const symbols::SourceLine& line);
   void reap_retired();
-  void open_breakpoints(core::ThreadState* thread);
-  void close_breakpoints(core::ThreadState* thread);
+  void open_breakpoints(threads::ThreadState* thread);
+  void close_breakpoints(threads::ThreadState* thread);
   std::vector<uint64_t> read_breakpoint_points();
   void start_experiment(uint64_t now, int32_t line);
   /// Publishes the selected line's address ranges so threads credit their own samples in it.
   void publish_selected_ranges(int32_t line);
   void begin_draining(uint64_t now);
   /// A live thread outside a blocking call that still owes delay up to drain_target_ns_.
-  bool owes_before_drain_end(const core::ThreadState& thread) const;
+  bool owes_before_drain_end(const threads::ThreadState& thread) const;
   /// No thread in the snapshot owes_before_drain_end.
   bool drained() const;
   void finish_experiment(uint64_t now);
@@ -98,8 +98,8 @@ class Profiler {
   std::vector<Line> lines_;
   std::unordered_map<std::string, int32_t> line_index_;
   std::unordered_map<uint64_t, int32_t> address_cache_;  // -1: no in-scope line
-  std::vector<core::ThreadState*> snapshot_;
-  std::vector<core::ThreadState*> retired_;
+  std::vector<threads::ThreadState*> snapshot_;
+  std::vector<threads::ThreadState*> retired_;
 
   // Experiment state.
   State state_ = State::kCoolOff;

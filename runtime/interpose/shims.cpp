@@ -1,4 +1,4 @@
-// Every interposed symbol of libwhatif.so, as thin shims into the runtime facade (core/runtime.h).
+// Every interposed symbol of libwhatif.so, as thin shims into the runtime facade (facade/runtime.h).
 // Shims run on application threads; each takes the re-entry guard and passes straight through when
 // the runtime is inactive or the call comes from the runtime itself.
 #include <dlfcn.h>
@@ -17,16 +17,16 @@
 
 #include <vector>
 
-#include "core/runtime.h"
-#include "interpose/guard.h"
-#include "interpose/real.h"
+#include "facade/runtime.h"
+#include "libc/guard.h"
+#include "libc/real.h"
 #include "os/fd_guard.h"
 #include "os/os.h"
 
 #define WHATIF_EXPORT extern "C" __attribute__((visibility("default")))
 
 using whatif::interpose::ReentryGuard;
-namespace core = whatif::core;
+namespace facade = whatif::facade;
 namespace real = whatif::real;
 
 namespace {
@@ -34,14 +34,14 @@ namespace {
 /// True when the shim should apply runtime hooks (resolves originals on first use).
 bool hooks_apply(const ReentryGuard& guard) {
   real::resolve();
-  return guard.entered() && core::active();
+  return guard.entered() && facade::active();
 }
 
 /// A call that may wake another thread (paper table 1).
 template <typename Call>
 auto waking(Call&& call) {
   ReentryGuard guard;
-  if (hooks_apply(guard)) core::before_waking();
+  if (hooks_apply(guard)) facade::before_waking();
   return call();
 }
 
@@ -50,10 +50,10 @@ template <typename Call, typename Woken>
 auto blocking(Call&& call, Woken&& woken) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
-  core::before_blocking();
+  facade::before_blocking();
   auto result = call();
   int saved_errno = errno;
-  core::after_blocking(woken(result));
+  facade::after_blocking(woken(result));
   errno = saved_errno;
   return result;
 }
@@ -63,11 +63,11 @@ template <typename Call>
 auto blocking_io(int fd, Call&& call) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
-  core::before_blocking();
+  facade::before_blocking();
   uint64_t start = whatif::os::monotonic_ns();
   auto result = call();
   int saved_errno = errno;
-  core::after_blocking_io(fd, whatif::os::monotonic_ns() - start);
+  facade::after_blocking_io(fd, whatif::os::monotonic_ns() - start);
   errno = saved_errno;
   return result;
 }
@@ -77,14 +77,14 @@ constexpr auto kNeverWoken = [](auto) { return false; };
 constexpr auto kWokenIfZero = [](int result) { return result == 0; };
 constexpr auto kWokenIfPositive = [](int result) { return result > 0; };
 
-__attribute__((constructor(101))) void whatif_start_at_load() { core::ensure_started(); }
+__attribute__((constructor(101))) void whatif_start_at_load() { facade::ensure_started(); }
 
 using ProgramMain = int (*)(int, char**, char**);
 ProgramMain g_program_main = nullptr;
 
 int main_wrapper(int argc, char** argv, char** envp) {
   int status = g_program_main(argc, argv, envp);
-  core::main_returned(status);
+  facade::main_returned(status);
   return status;
 }
 
@@ -92,11 +92,11 @@ int main_wrapper(int argc, char** argv, char** envp) {
 
 // ---- Coz ABI: progress points and custom synchronisation -----------------------------------
 WHATIF_EXPORT whatif::progress::CozCounter* _coz_get_counter(int type, const char* name) {
-  return core::get_counter(type, name);
+  return facade::get_counter(type, name);
 }
-WHATIF_EXPORT void _coz_pre_block() { core::before_blocking(); }
-WHATIF_EXPORT void _coz_post_block(int skip_delays) { core::after_blocking(skip_delays != 0); }
-WHATIF_EXPORT void _coz_add_delays() { core::before_waking(); }
+WHATIF_EXPORT void _coz_pre_block() { facade::before_blocking(); }
+WHATIF_EXPORT void _coz_post_block(int skip_delays) { facade::after_blocking(skip_delays != 0); }
+WHATIF_EXPORT void _coz_add_delays() { facade::before_waking(); }
 
 // ---- Program entry: learns main's return status (libc's own exit call is not interposable) ----
 WHATIF_EXPORT int __libc_start_main(ProgramMain main, int argc, char** argv, void (*init)(), void (*fini)(),
@@ -134,7 +134,7 @@ WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
   ReentryGuard guard;
   real::resolve();
   if (!guard.entered()) return real::pthread_create(thread, attr, routine, arg);
-  return core::create_thread(thread, attr, routine, arg);
+  return facade::create_thread(thread, attr, routine, arg);
 }
 WHATIF_EXPORT void pthread_exit(void* result) {
   waking([] { return 0; });  // table 1: a joiner may wake; retire_thread runs at thread exit
@@ -225,7 +225,7 @@ WHATIF_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const struc
 }
 WHATIF_EXPORT int sigsuspend(const sigset_t* mask) {
   sigset_t allowed = *mask;
-  core::unblock_runtime_signal(&allowed);
+  facade::unblock_runtime_signal(&allowed);
   return blocking([&] { return real::sigsuspend(&allowed); }, kAlwaysWoken);
 }
 WHATIF_EXPORT int kill(pid_t pid, int sig) noexcept {
@@ -239,7 +239,7 @@ WHATIF_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value) noexcep
 }
 WHATIF_EXPORT int sigaction(int sig, const struct sigaction* action, struct sigaction* old) noexcept {
   real::resolve();
-  if (!core::is_runtime_signal(sig)) return real::sigaction(sig, action, old);
+  if (!facade::is_runtime_signal(sig)) return real::sigaction(sig, action, old);
   if (old != nullptr) {  // the program sees a free signal but cannot take it
     *old = {};
     old->sa_handler = SIG_DFL;
@@ -248,14 +248,14 @@ WHATIF_EXPORT int sigaction(int sig, const struct sigaction* action, struct siga
 }
 WHATIF_EXPORT sighandler_t signal(int sig, sighandler_t handler) noexcept {
   real::resolve();
-  if (core::is_runtime_signal(sig)) return SIG_DFL;
+  if (facade::is_runtime_signal(sig)) return SIG_DFL;
   return real::signal(sig, handler);
 }
 WHATIF_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {
   real::resolve();
   if (set == nullptr || how == SIG_UNBLOCK) return real::sigprocmask(how, set, old);
   sigset_t allowed = *set;
-  core::unblock_runtime_signal(&allowed);
+  facade::unblock_runtime_signal(&allowed);
   return real::sigprocmask(how, &allowed, old);
 }
 WHATIF_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) noexcept {
@@ -264,53 +264,53 @@ WHATIF_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) n
     return real::pthread_sigmask(how, set, old);
   }
   sigset_t allowed = *set;
-  core::unblock_runtime_signal(&allowed);
+  facade::unblock_runtime_signal(&allowed);
   return real::pthread_sigmask(how, &allowed, old);
 }
 
 // ---- Process lifecycle -------------------------------------------------------------------------
 WHATIF_EXPORT void exit(int status) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_exit(status); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_exit(status); }
   real::exit(status);
   __builtin_unreachable();
 }
 WHATIF_EXPORT void _exit(int status) {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_fast_exit(status); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_fast_exit(status); }
   real::_exit(status);
   __builtin_unreachable();
 }
 WHATIF_EXPORT void _Exit(int status) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_fast_exit(status); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_fast_exit(status); }
   real::_Exit(status);
   __builtin_unreachable();
 }
 WHATIF_EXPORT pid_t fork() noexcept {
   real::resolve();
   pid_t child = real::fork();
-  if (child == 0) core::after_fork_in_child();
+  if (child == 0) facade::after_fork_in_child();
   return child;
 }
 WHATIF_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_exec(); }
   return real::execve(path, argv, envp);
 }
 WHATIF_EXPORT int execv(const char* path, char* const argv[]) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_exec(); }
   return real::execv(path, argv);
 }
 WHATIF_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_exec(); }
   return real::execvp(file, argv);
 }
 WHATIF_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   real::resolve();
-  { ReentryGuard guard; if (guard.entered()) core::before_exec(); }
+  { ReentryGuard guard; if (guard.entered()) facade::before_exec(); }
   return real::execvpe(file, argv, envp);
 }
 
@@ -351,7 +351,7 @@ WHATIF_EXPORT void* dlopen(const char* file, int mode) noexcept {
   real::resolve();
   void* handle = real::dlopen(file, mode);
   ReentryGuard guard;
-  if (handle != nullptr && guard.entered()) core::after_dlopen();
+  if (handle != nullptr && guard.entered()) facade::after_dlopen();
   return handle;
 }
 

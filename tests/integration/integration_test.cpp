@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Tests of launcher/analysis: the three profile readers and their error messages, and golden vectors
+// Tests of analysis/: the three profile readers and their error messages, and golden vectors
 // (tests/fixtures/profiles/golden/*.expected.json) that viewer/test/analysis.test.mjs checks as well.
 // WHATIF_UPDATE_GOLDEN=1 rewrites the recorded (not hand-derived) golden files.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/analysis.h"
-#include "analysis/report_output.h"
+#include "analysis/causal/analysis.h"
+#include "analysis/causal/report_output.h"
 #include "whatif/profile_format.h"
 
 namespace whatif::analysis {

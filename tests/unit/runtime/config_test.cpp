@@ -1,11 +1,11 @@
-// Unit tests of runtime option parsing (runtime/core/config): the environment the launcher sets.
-#include "core/config.h"
+// Unit tests of runtime option parsing (runtime/config): the environment the launcher sets.
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-namespace whatif::core {
+namespace whatif::config {
 namespace {
 
 class ConfigTest : public ::testing::Test {
@@ -59,4 +59,4 @@ TEST_F(ConfigTest, MalformedOptionsAreReportedNotIgnored) {
 }
 
 }  // namespace
-}  // namespace whatif::core
+}  // namespace whatif::config

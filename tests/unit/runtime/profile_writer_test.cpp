@@ -1,5 +1,5 @@
 // Round trip of the profile writer (runtime/profile) through the launcher's reader
-// (launcher/analysis): the writer, the readers and the format definition agree.
+// (analysis/): the writer, the readers and the format definition agree.
 #include "profile/profile_writer.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 #include "whatif/profile_format.h"
 
 namespace whatif::profile {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <set>
 
-#include "core/settle.h"
-#include "core/threads.h"
+#include "threads/settle.h"
+#include "threads/threads.h"
 #include "delays/delays.h"
 #include "os/os.h"
 #include "os/perf_event.h"
@@ -158,7 +158,7 @@ TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
   // unlocks (table 1). Its delay must be in the global clock before the waiter wakes, so the waiter
   // is credited for it instead of pausing later, inside its own critical section.
   delays::GlobalDelays global;
-  core::ThreadState holder, waiter;
+  threads::ThreadState holder, waiter;
   auto fake = std::make_unique<FakeSampler>();
   FakeSampler& ring = *fake;
   holder.sampler = std::move(fake);
@@ -166,7 +166,7 @@ TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
   delays::before_blocking(global, waiter.delays);  // the waiter blocks in pthread_mutex_lock
   ring.ring.push(sample_at(0x1040));                // in the selected line
   ring.ring.push(sample_at(0x5000));                // elsewhere
-  core::settle_delays(global, holder);              // pthread_mutex_unlock: before waking
+  threads::settle_delays(global, holder);              // pthread_mutex_unlock: before waking
   EXPECT_EQ(global.global_ns.load(), 4 * kMs) << "one selected sample, credited without the profiler";
   EXPECT_EQ(holder.delays.paused_ns.load(), 0u) << "its own sample counts as its pause";
   delays::after_blocking(global, waiter.delays, /*woken_by_thread=*/true);
@@ -183,12 +183,12 @@ TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
 
 TEST(SettleDelays, NothingIsCreditedDuringABaseline) {
   delays::GlobalDelays global;
-  core::ThreadState thread;
+  threads::ThreadState thread;
   auto fake = std::make_unique<FakeSampler>();
   fake->ring.push(sample_at(0x1040));
   thread.sampler = std::move(fake);
   start_experiment(global, 0, 0x1000, 0x1100);
-  core::settle_delays(global, thread);
+  threads::settle_delays(global, thread);
   EXPECT_EQ(global.global_ns.load(), 0u);
   bool scanned = true;
   thread.sampler->drain([](void* context, const os::RawSample& s) { *static_cast<bool*>(context) = s.owner_scanned; },

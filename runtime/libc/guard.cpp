@@ -1,5 +1,5 @@
 // The thread-local re-entrancy flag behind ReentryGuard (any thread, signal handlers included).
-#include "interpose/guard.h"
+#include "libc/guard.h"
 
 namespace whatif::interpose {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 
 namespace whatif::analysis {
 

@@ -1,6 +1,6 @@
 // Text, JSON and CSV renderings of a Report. The JSON shape is a contract (docs/report.md): add
 // fields freely, never rename or remove one without bumping "whatif_report".
-#include "analysis/report_output.h"
+#include "analysis/causal/report_output.h"
 
 #include <fmt/format.h>
 

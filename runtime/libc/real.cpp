@@ -1,10 +1,10 @@
 // Resolution of the original symbols with dlsym(RTLD_NEXT). Runs on the first thread that needs
 // one, possibly inside another library's constructor before main.
-#include "interpose/real.h"
+#include "libc/real.h"
 
 #include <atomic>
 
-#include "base/log.h"
+#include "os/log.h"
 
 namespace whatif::real {
 

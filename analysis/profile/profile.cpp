@@ -1,6 +1,6 @@
 // Readers for the three profile formats the analysis accepts: whatif JSON Lines (v1, checked against
 // the generated whatif/profile_format.h), Coz's tab-separated text and Coz's JSON Lines variant.
-#include "analysis/profile.h"
+#include "analysis/profile/profile.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace whatif::core {
+namespace whatif::config {
 
 struct LineSpec {
   std::string file;
@@ -41,4 +41,4 @@ struct Config {
   std::string options_json() const;
 };
 
-}  // namespace whatif::core
+}  // namespace whatif::config

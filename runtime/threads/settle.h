@@ -3,10 +3,10 @@
 // Runs on the owning thread, in its signal handler or interposed calls.
 #pragma once
 #include "base/signal_safe.h"
-#include "core/threads.h"
+#include "threads/threads.h"
 #include "delays/delays.h"
 
-namespace whatif::core {
+namespace whatif::threads {
 
 /// Credits `periods` samples of `thread` in the selected line (delays::credit_selected_sample) and
 /// weights the rise of the global clock by the requests in flight (latency points). Every credit
@@ -17,4 +17,4 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread);
 
-}  // namespace whatif::core
+}  // namespace whatif::threads

@@ -1,12 +1,12 @@
 // Thread registry (any thread adds; the profiler thread snapshots and reaps) and the thread-local
 // pointer read by signal handlers.
-#include "core/threads.h"
+#include "threads/threads.h"
 
 #include <sched.h>
 
 #include <algorithm>
 
-namespace whatif::core {
+namespace whatif::threads {
 namespace {
 // initial-exec: no lazy TLS allocation when the signal handler first touches it.
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_current = nullptr;
@@ -45,4 +45,4 @@ void ThreadRegistry::take_retired(std::vector<ThreadState*>& out) {
   unlock();
 }
 
-}  // namespace whatif::core
+}  // namespace whatif::threads

@@ -1,9 +1,9 @@
 // Settling delays on the owning thread (see settle.h). Signal-safe only: atomics, reads of the
 // thread's own sample ring and the raw nanosleep syscall.
-#include "core/settle.h"
+#include "threads/settle.h"
 #include "progress/progress_points.h"
 
-namespace whatif::core {
+namespace whatif::threads {
 
 WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods) {
   progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, periods));
@@ -40,4 +40,4 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
 }
 
-}  // namespace whatif::core
+}  // namespace whatif::threads

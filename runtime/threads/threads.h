@@ -13,7 +13,7 @@
 #include "delays/delays.h"
 #include "sampling/sampler.h"
 
-namespace whatif::core {
+namespace whatif::threads {
 
 struct ThreadState {
   static constexpr int kMaxBreakpoints = 4;  // x86 has four debug registers
@@ -55,4 +55,4 @@ class ThreadRegistry {
   std::vector<ThreadState*> threads_;
 };
 
-}  // namespace whatif::core
+}  // namespace whatif::threads

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analysis.h"
+#include "analysis/causal/analysis.h"
 
 namespace whatif::analysis {
 

@@ -1,10 +1,10 @@
 // Reads WHATIF_* environment variables into a Config; runs once during runtime start-up.
-#include "core/config.h"
+#include "config/config.h"
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-namespace whatif::core {
+namespace whatif::config {
 namespace {
 
 std::vector<std::string> split(const std::string& text, char separator) {
@@ -111,4 +111,4 @@ std::string Config::options_json() const {
   return options.dump();
 }
 
-}  // namespace whatif::core
+}  // namespace whatif::config

@@ -1,7 +1,7 @@
 // The runtime facade behind the shims: start-up, thread registration, blocking hooks, signals and
 // the process lifecycle. Runs on application threads; the signal handler at the bottom runs in
 // signal context and is signal-safe.
-#include "core/runtime.h"
+#include "facade/runtime.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -14,19 +14,26 @@
 #include <cstring>
 #include <string>
 
-#include "base/log.h"
-#include "core/config.h"
-#include "core/settle.h"
-#include "core/threads.h"
+#include "os/log.h"
+#include "config/config.h"
+#include "threads/settle.h"
+#include "threads/threads.h"
 #include "delays/delays.h"
 #include "experiment/profiler.h"
-#include "interpose/guard.h"
-#include "interpose/real.h"
+#include "libc/guard.h"
+#include "libc/real.h"
 #include "os/os.h"
 #include "os/perf_event.h"
 #include "profile/profile_writer.h"
 
-namespace whatif::core {
+namespace whatif::facade {
+using config::Config;
+using threads::current_thread;
+using threads::set_current_thread;
+using threads::settle_delays;
+using threads::ThreadRegistry;
+using threads::ThreadState;
+
 namespace {
 
 enum Lifecycle : int { kNotStarted, kStarting, kRunning, kFinished, kForkedChild };
@@ -329,4 +336,4 @@ void after_dlopen() {
 
 progress::CozCounter* get_counter(int type, const char* name) { return progress::counters().get(type, name); }
 
-}  // namespace whatif::core
+}  // namespace whatif::facade

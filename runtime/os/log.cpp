@@ -1,5 +1,5 @@
 // Implementation of the write(2)-based logger. log_raw is signal-safe; level is an atomic.
-#include "base/log.h"
+#include "os/log.h"
 
 #include <unistd.h>
 

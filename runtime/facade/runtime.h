@@ -9,7 +9,7 @@
 #include "base/signal_safe.h"
 #include "progress/progress_points.h"
 
-namespace whatif::core {
+namespace whatif::facade {
 
 /// Starts the runtime once (config, signal handler, main-thread sampling, profiler thread).
 void ensure_started();
@@ -45,4 +45,4 @@ void after_dlopen();                ///< refresh the line map on the profiler th
 
 progress::CozCounter* get_counter(int type, const char* name);
 
-}  // namespace whatif::core
+}  // namespace whatif::facade

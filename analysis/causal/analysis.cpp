@@ -1,7 +1,7 @@
 // The analysis behind `whatif report` (and, via golden vectors, the viewer's analysis.js). Every
 // floating-point sum runs in a fixed order (experiment order, ascending speedup) so that C++ and
 // JavaScript produce the same numbers; see docs/report.md for the definitions.
-#include "analysis/analysis.h"
+#include "analysis/causal/analysis.h"
 
 #include <fmt/format.h>
 
