@@ -34,6 +34,7 @@ bool line_matches(const symbols::SourceLine& line, const config::LineSpec& spec)
 /// code matches.
 std::string canonical_line_name(symbols::SymbolMap& symbols, const config::LineSpec& spec);
 
+/// Maps sampled addresses to in-scope lines, interning each line once and caching each address.
 class Attributor {
  public:
   /// `config` (for --fixed-line and the sampled points) must outlive the attributor.

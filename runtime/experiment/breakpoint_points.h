@@ -13,6 +13,7 @@
 
 namespace whatif::experiment {
 
+/// The -p points: their addresses, per-thread counters and the counts of exited threads.
 class BreakpointPoints {
  public:
   /// `specs` (the -p points) must outlive this object.

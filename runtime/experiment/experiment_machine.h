@@ -34,6 +34,8 @@ struct MachineSettings {
   uint64_t min_length_ns = 100000000;         ///< the first and minimum experiment length
 };
 
+/// Decides when experiments start, on which line and at which speedup, and when they drain and
+/// end; the Profiler applies each decision to the runtime.
 class ExperimentMachine {
  public:
   enum class State { kCoolOff, kWaitingForLine, kRunning, kDraining };
@@ -75,8 +77,9 @@ class ExperimentMachine {
   uint64_t start_ns() const { return start_ns_; }
   /// The current experiment length (adapted by finish()).
   uint64_t length_ns() const { return length_ns_; }
-  /// Samples in the selected line, and in all lines, since the experiment started.
+  /// Samples in the selected line since the experiment started.
   uint64_t selected_samples() const { return selected_samples_; }
+  /// Samples in any line since the experiment started.
   uint64_t total_samples() const { return total_samples_; }
   /// Experiments finished so far (the next experiment's id).
   uint64_t experiments_done() const { return experiments_done_; }
