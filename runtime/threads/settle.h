@@ -17,4 +17,12 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread);
 
+/// Profiler thread: whether it must credit a drained sample of the selected line. The owning thread
+/// already credited the samples it scanned itself whose IP is in the published ranges
+/// (settle_delays); the rest (in the line through the callchain, or not scanned by their thread)
+/// are the profiler's, so each sample is credited exactly once.
+inline bool profiler_credits(const os::RawSample& sample, const delays::RangesSnapshot& published) {
+  return !sample.owner_scanned || !published.contains(sample.ip);
+}
+
 }  // namespace whatif::threads

@@ -153,6 +153,20 @@ class FakeSampler final : public sampling::ThreadSampler {
   sampling::SampleRing ring;
 };
 
+/// What the profiler does with drained samples that attribution put in the selected line (the
+/// test knows them by IP): counts those threads::profiler_credits says it must credit.
+struct ProfilerSide {
+  delays::RangesSnapshot published;
+  std::set<uint64_t> selected_line_ips;
+  std::set<uint64_t> credited;
+  static void visit(void* context, const os::RawSample& sample) {
+    auto* side = static_cast<ProfilerSide*>(context);
+    if (side->selected_line_ips.contains(sample.ip) && threads::profiler_credits(sample, side->published)) {
+      side->credited.insert(sample.ip);
+    }
+  }
+};
+
 TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
   // The lock hand-off of the `lock` benchmark: the holder took a sample in the selected line and
   // unlocks (table 1). Its delay must be in the global clock before the waiter wakes, so the waiter
@@ -172,13 +186,54 @@ TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
   delays::after_blocking(global, waiter.delays, /*woken_by_thread=*/true);
   EXPECT_EQ(waiter.delays.paused_ns.load(), 0u);
   EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load());
-  uint64_t credited_by_profiler = 0;
-  ring.drain(
-      [](void* context, const os::RawSample& s) {
-        if (!s.owner_scanned) ++*static_cast<uint64_t*>(context);
-      },
-      &credited_by_profiler);
-  EXPECT_EQ(credited_by_profiler, 0u) << "the profiler must not credit the same sample again";
+  ProfilerSide profiler;
+  ASSERT_TRUE(delays::snapshot_selected_ranges(global, profiler.published));
+  profiler.selected_line_ips = {0x1040};
+  ring.drain(&ProfilerSide::visit, &profiler);
+  EXPECT_TRUE(profiler.credited.empty()) << "the profiler must not credit the same sample again";
+}
+
+TEST(SettleDelays, EverySelectedSampleIsCreditedByExactlyOneSide) {
+  delays::GlobalDelays global;
+  threads::ThreadState thread;
+  auto fake = std::make_unique<FakeSampler>();
+  FakeSampler& ring = *fake;
+  thread.sampler = std::move(fake);
+  start_experiment(global, 2 * kMs, 0x1000, 0x1100);
+  os::RawSample through_caller = sample_at(0x6000);  // in the line only by its caller's frame
+  through_caller.callchain[1] = 0x1041;
+  through_caller.callchain_length = 2;
+  ring.ring.push(sample_at(0x1040));
+  ring.ring.push(through_caller);
+  threads::settle_delays(global, thread);  // scans both, credits the one whose IP is in the line
+  ring.ring.push(sample_at(0x1080));       // taken after the scan: the owner never saw it
+  EXPECT_EQ(global.global_ns.load(), 2 * kMs);
+
+  ProfilerSide profiler;
+  ASSERT_TRUE(delays::snapshot_selected_ranges(global, profiler.published));
+  profiler.selected_line_ips = {0x1040, 0x6000, 0x1080};  // what attribution finds in the line
+  ring.drain(&ProfilerSide::visit, &profiler);
+  EXPECT_EQ(profiler.credited, (std::set<uint64_t>{0x6000, 0x1080}))
+      << "the owner credited 0x1040; the profiler credits the callchain sample and the unscanned one";
+}
+
+TEST(ProfilerCredits, IsTheComplementOfTheOwnersCredit) {
+  delays::RangesSnapshot published;
+  published.count = 1;
+  published.begin[0] = 0x1000;
+  published.end[0] = 0x1100;
+  os::RawSample sample = sample_at(0x1040);
+  sample.owner_scanned = true;
+  EXPECT_FALSE(threads::profiler_credits(sample, published)) << "the owner credited it";
+  sample.owner_scanned = false;
+  EXPECT_TRUE(threads::profiler_credits(sample, published)) << "the owner never saw it";
+  sample = sample_at(0x6000);
+  sample.owner_scanned = true;
+  EXPECT_TRUE(threads::profiler_credits(sample, published)) << "selected by a caller's frame: the owner skipped it";
+  published.count = 0;
+  sample = sample_at(0x1040);
+  sample.owner_scanned = true;
+  EXPECT_TRUE(threads::profiler_credits(sample, published)) << "a range past the published table";
 }
 
 TEST(SettleDelays, NothingIsCreditedDuringABaseline) {

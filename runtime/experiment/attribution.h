@@ -1,0 +1,74 @@
+// Attribution of samples to in-scope source lines: the line table (one entry per FILE:LINE seen,
+// with its sample count and option matches) and the address -> line cache. Profiler thread only
+// (the SymbolMap it reads is not thread-safe).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "os/perf_event.h"
+#include "symbols/symbol_map.h"
+
+namespace whatif::experiment {
+
+/// One in-scope source line that samples were attributed to.
+struct Line {
+  std::string name;  ///< FILE:LINE, FILE as the compiler recorded it
+  std::string file;
+  uint32_t number = 0;
+  bool ranges_known = false;                  ///< `ranges` looked up (once: it parses line tables)
+  std::vector<symbols::AddressRange> ranges;  ///< the line's code, for threads' self-crediting
+  bool fixed_match = false;  ///< the line is the --fixed-line
+  int sampled_point = -1;    ///< index into the sampled points (--sampled-point), or -1
+  uint64_t samples = 0;      ///< since the start
+};
+
+/// Whether `line` is the one `spec` names: same number, and spec's file names the line's file by
+/// whole trailing components (symbols::path_matches, the rule of SymbolMap::ranges_for).
+bool line_matches(const symbols::SourceLine& line, const config::LineSpec& spec);
+
+/// `spec` named the way samples name it (the full path the compiler recorded), so every experiment
+/// on it carries one name whether or not the line was sampled yet; spec.text() when no in-scope
+/// code matches.
+std::string canonical_line_name(symbols::SymbolMap& symbols, const config::LineSpec& spec);
+
+/// Maps sampled addresses to in-scope lines, interning each line once and caching each address.
+class Attributor {
+ public:
+  /// `config` (for --fixed-line and the sampled points) must outlive the attributor.
+  explicit Attributor(const config::Config& config) : config_(config) {}
+
+  /// Sets the symbol map to attribute with (nullptr: nothing is attributed). Clears the cache.
+  void set_symbols(symbols::SymbolMap* symbols);
+  /// Re-enumerates loaded objects (after dlopen/dlclose); when the set changed, forgets cached
+  /// addresses (those in new objects were cached as unknown) and returns true.
+  bool refresh();
+
+  /// The line of a sample, or -1: its IP without a callchain, else the first callchain frame in an
+  /// in-scope line (callchain[0] is the IP; for the return addresses after it, the call itself:
+  /// the address minus one).
+  int32_t attribute_sample(const os::RawSample& sample);
+  /// The line of one address (a return address is looked up minus one), or -1 when no in-scope
+  /// line covers it. Cached.
+  int32_t attribute(uint64_t address, bool is_return_address);
+
+  /// A line by id (from attribute()).
+  Line& line(int32_t id) { return lines_[static_cast<std::size_t>(id)]; }
+  /// Every line attributed so far, by id.
+  const std::vector<Line>& lines() const { return lines_; }
+  /// The address ranges of line `id` (looked up once, in-scope objects only).
+  const std::vector<symbols::AddressRange>& ranges_of(int32_t id);
+
+ private:
+  int32_t intern_line(const symbols::SourceLine& line);
+
+  const config::Config& config_;
+  symbols::SymbolMap* symbols_ = nullptr;
+  std::vector<Line> lines_;
+  std::unordered_map<std::string, int32_t> line_index_;
+  std::unordered_map<uint64_t, int32_t> address_cache_;  // -1: no in-scope line
+};
+
+}  // namespace whatif::experiment

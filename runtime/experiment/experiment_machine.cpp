@@ -1,0 +1,89 @@
+// The experiment state machine and length adaptation (see experiment_machine.h). Pure: runs on
+// the profiler thread, or in tests.
+#include "experiment/experiment_machine.h"
+
+#include <algorithm>
+
+namespace whatif::experiment {
+
+uint64_t fewest_visits(const std::vector<profile::PointResult>& points) {
+  uint64_t fewest = 0;
+  for (const profile::PointResult& point : points) {
+    if (point.delta != 0 && (fewest == 0 || point.delta < fewest)) fewest = point.delta;
+  }
+  return fewest;
+}
+
+uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewest) {
+  if (fewest < kTargetVisits) return std::min(current_ns * 2, kMaxExperimentNs);  // 0: none visited
+  if (fewest > 4 * kTargetVisits && current_ns >= 2 * minimum_ns) return current_ns / 2;
+  return current_ns;
+}
+
+ExperimentMachine::ExperimentMachine(MachineSettings settings, uint64_t seed)
+    : settings_(settings), random_(seed), length_ns_(settings.min_length_ns) {}
+
+void ExperimentMachine::begin(uint64_t now) {
+  state_ = State::kCoolOff;
+  state_until_ns_ = now + kCoolOffNs;
+}
+
+ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
+  switch (state_) {
+    case State::kCoolOff:
+      if (now >= state_until_ns_) {
+        state_ = State::kWaitingForLine;
+        candidate_ = -1;
+      }
+      break;
+    case State::kWaitingForLine:
+      if (settings_.fixed_line) return start(now, -1);
+      if (candidate_ >= 0) return start(now, candidate_);
+      break;
+    case State::kRunning:
+      if (!settings_.end_to_end && now - start_ns_ >= length_ns_) {
+        state_ = State::kDraining;
+        state_until_ns_ = now + kMaxDrainNs;
+        return {Action::Kind::kBeginDraining};
+      }
+      break;
+    case State::kDraining:
+      if (drained || now >= state_until_ns_) return {Action::Kind::kFinish};
+      break;
+  }
+  return {};
+}
+
+bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weight) {
+  if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = line;
+  if (state_ != State::kRunning) return false;
+  total_samples_ += weight;
+  bool selected = settings_.fixed_line ? fixed_match : line == selected_;
+  if (selected) selected_samples_ += weight;
+  return selected;
+}
+
+void ExperimentMachine::finish(uint64_t now, uint64_t fewest) {
+  ++experiments_done_;
+  if (!settings_.end_to_end) length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, fewest);
+  state_ = State::kCoolOff;
+  state_until_ns_ = now + kCoolOffNs;
+}
+
+double ExperimentMachine::choose_speedup() {
+  if (settings_.fixed_speedup_percent) return *settings_.fixed_speedup_percent / 100.0;
+  if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) return 0;
+  return std::uniform_int_distribution<int>(1, 20)(random_) * 0.05;
+}
+
+ExperimentMachine::Action ExperimentMachine::start(uint64_t now, int32_t line) {
+  speedup_ = choose_speedup();
+  selected_ = line;
+  selected_samples_ = 0;
+  total_samples_ = 0;
+  start_ns_ = now;
+  state_ = State::kRunning;
+  return {Action::Kind::kStart, line, speedup_};
+}
+
+}  // namespace whatif::experiment

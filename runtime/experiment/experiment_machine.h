@@ -1,0 +1,105 @@
+// The experiment state machine (cool-off, waiting for a line, running, draining), the speedup
+// choice and the adaptation of the experiment length: pure decisions over time and samples, no
+// threads, delays or perf. Owned and driven by the profiler thread only.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "profile/profile_writer.h"
+
+namespace whatif::experiment {
+
+inline constexpr uint64_t kCoolOffNs = 10000000;    ///< pause between experiments
+inline constexpr uint64_t kMaxDrainNs = 10000000;   ///< longest wait for threads to execute owed delays
+inline constexpr uint64_t kMaxExperimentNs = 10000000000ull;  ///< the length never grows past this
+inline constexpr uint64_t kTargetVisits = 10;       ///< minimum progress visits per experiment
+inline constexpr double kBaselineProbability = 0.5;  ///< chance of speedup 0 (paper §3.2)
+
+/// The smallest non-zero visit count of `points`, or 0 when no point was visited: points not
+/// visited in an experiment do not steer its length unless none was.
+uint64_t fewest_visits(const std::vector<profile::PointResult>& points);
+
+/// The next experiment's length: doubled (up to kMaxExperimentNs) when the least-visited point saw
+/// fewer than kTargetVisits (or none was visited), halved when it saw more than 4 × kTargetVisits
+/// and the halved length stays at least `minimum_ns`, else unchanged.
+uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewest);
+
+/// What the machine's options fix; everything else it decides.
+struct MachineSettings {
+  bool fixed_line = false;                    ///< --fixed-line: every experiment is on that line
+  std::optional<int> fixed_speedup_percent;   ///< --fixed-speedup
+  bool end_to_end = false;                    ///< one experiment, ended by the program's exit
+  uint64_t min_length_ns = 100000000;         ///< the first and minimum experiment length
+};
+
+/// Decides when experiments start, on which line and at which speedup, and when they drain and
+/// end; the Profiler applies each decision to the runtime.
+class ExperimentMachine {
+ public:
+  enum class State { kCoolOff, kWaitingForLine, kRunning, kDraining };
+
+  /// What the caller must do after a tick.
+  struct Action {
+    enum class Kind { kNone, kStart, kBeginDraining, kFinish };
+    Kind kind = Kind::kNone;
+    int32_t line = -1;   ///< kStart: the selected line, -1 for the fixed line
+    double speedup = 0;  ///< kStart: the virtual speedup, 0 for a baseline
+  };
+
+  /// `seed` drives the speedup choice: equal seeds give equal sequences.
+  ExperimentMachine(MachineSettings settings, uint64_t seed);
+
+  /// Enters the first cool-off, ending at now + kCoolOffNs.
+  void begin(uint64_t now);
+  /// One profiler tick. `drained` (no thread owes delay) matters only while draining. kStart and
+  /// kBeginDraining take effect in the machine; after kFinish the caller writes the experiment
+  /// and calls finish().
+  Action tick(uint64_t now, bool drained);
+  /// A sample attributed to `line` (`fixed_match`: the line is the --fixed-line). While waiting,
+  /// the first such line becomes the candidate; while running it is counted. Returns true when it
+  /// is in the selected line of a running experiment (the caller credits its delay).
+  bool on_sample(int32_t line, bool fixed_match, uint64_t weight);
+  /// Ends the experiment: adapts the length to `fewest` (fewest_visits of its points; not with
+  /// end_to_end) and enters cool-off until now + kCoolOffNs.
+  void finish(uint64_t now, uint64_t fewest);
+
+  /// The state.
+  State state() const { return state_; }
+  /// Running or draining: progress and latency are being measured.
+  bool in_experiment() const { return state_ == State::kRunning || state_ == State::kDraining; }
+  /// The selected line (-1 for the fixed line) of the current or last experiment.
+  int32_t selected() const { return selected_; }
+  /// The speedup of the current or last experiment.
+  double speedup() const { return speedup_; }
+  /// When the current or last experiment started.
+  uint64_t start_ns() const { return start_ns_; }
+  /// The current experiment length (adapted by finish()).
+  uint64_t length_ns() const { return length_ns_; }
+  /// Samples in the selected line since the experiment started.
+  uint64_t selected_samples() const { return selected_samples_; }
+  /// Samples in any line since the experiment started.
+  uint64_t total_samples() const { return total_samples_; }
+  /// Experiments finished so far (the next experiment's id).
+  uint64_t experiments_done() const { return experiments_done_; }
+
+ private:
+  double choose_speedup();
+  Action start(uint64_t now, int32_t line);
+
+  MachineSettings settings_;
+  std::mt19937_64 random_;
+  State state_ = State::kCoolOff;
+  uint64_t state_until_ns_ = 0;
+  int32_t candidate_ = -1;
+  int32_t selected_ = -1;
+  double speedup_ = 0;
+  uint64_t start_ns_ = 0;
+  uint64_t length_ns_ = 0;
+  uint64_t selected_samples_ = 0;
+  uint64_t total_samples_ = 0;
+  uint64_t experiments_done_ = 0;
+};
+
+}  // namespace whatif::experiment

@@ -1,0 +1,226 @@
+// Unit tests of the experiment state machine (transitions, line and speedup choice, drain end) and
+// of the length adaptation, driven with made-up times and samples. Test thread only.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "experiment/experiment_machine.h"
+
+namespace whatif::experiment {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+constexpr uint64_t kLength = 100 * kMs;
+using State = ExperimentMachine::State;
+using Kind = ExperimentMachine::Action::Kind;
+
+MachineSettings settings(bool fixed_line = false, std::optional<int> fixed_speedup = std::nullopt, bool end_to_end = false) {
+  return {fixed_line, fixed_speedup, end_to_end, kLength};
+}
+
+/// Runs cool-off and waiting from `now` until an experiment on line 0 starts; returns its action.
+ExperimentMachine::Action start_next(ExperimentMachine& machine, uint64_t& now) {
+  now += kCoolOffNs;
+  EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kWaitingForLine);
+  machine.on_sample(0, true, 1);
+  ExperimentMachine::Action action = machine.tick(now, false);
+  EXPECT_EQ(action.kind, Kind::kStart);
+  return action;
+}
+
+TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
+  ExperimentMachine machine(settings(false, 50), 1);
+  machine.begin(1000);
+  EXPECT_EQ(machine.state(), State::kCoolOff);
+  EXPECT_FALSE(machine.on_sample(3, false, 1)) << "no experiment runs";
+  EXPECT_EQ(machine.tick(1000 + kCoolOffNs - 1, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kCoolOff);
+  uint64_t now = 1000 + kCoolOffNs;
+  EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kWaitingForLine);
+  EXPECT_EQ(machine.tick(++now, false).kind, Kind::kNone) << "no line sampled yet";
+  EXPECT_EQ(machine.state(), State::kWaitingForLine);
+
+  EXPECT_FALSE(machine.on_sample(7, false, 1));
+  EXPECT_FALSE(machine.on_sample(9, false, 1));
+  ExperimentMachine::Action action = machine.tick(++now, false);
+  EXPECT_EQ(action.kind, Kind::kStart);
+  EXPECT_EQ(action.line, 7) << "the first line sampled while waiting";
+  EXPECT_DOUBLE_EQ(action.speedup, 0.5);
+  EXPECT_EQ(machine.state(), State::kRunning);
+  EXPECT_EQ(machine.selected(), 7);
+  EXPECT_EQ(machine.start_ns(), now);
+  uint64_t start = now;
+
+  EXPECT_TRUE(machine.on_sample(7, false, 2));
+  EXPECT_FALSE(machine.on_sample(9, false, 1));
+  EXPECT_FALSE(machine.on_sample(9, true, 1)) << "fixed_match means nothing without --fixed-line";
+  EXPECT_EQ(machine.selected_samples(), 2u);
+  EXPECT_EQ(machine.total_samples(), 4u);
+
+  EXPECT_EQ(machine.tick(start + kLength - 1, true).kind, Kind::kNone) << "runs for the whole length";
+  EXPECT_EQ(machine.tick(start + kLength, false).kind, Kind::kBeginDraining);
+  EXPECT_EQ(machine.state(), State::kDraining);
+  EXPECT_FALSE(machine.on_sample(7, false, 1)) << "draining samples are not the experiment's";
+  EXPECT_EQ(machine.tick(start + kLength + 1, false).kind, Kind::kNone) << "threads still owe delay";
+  EXPECT_EQ(machine.tick(start + kLength + 2, true).kind, Kind::kFinish);
+
+  machine.finish(start + kLength + 2, 20);
+  EXPECT_EQ(machine.state(), State::kCoolOff);
+  EXPECT_EQ(machine.experiments_done(), 1u);
+  EXPECT_EQ(machine.length_ns(), kLength) << "20 visits: enough, not many";
+  EXPECT_EQ(machine.tick(start + kLength + 1 + kCoolOffNs, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kCoolOff) << "cool-off lasts kCoolOffNs from the finish";
+  EXPECT_EQ(machine.tick(start + kLength + 2 + kCoolOffNs, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kWaitingForLine);
+}
+
+TEST(ExperimentMachine, EachExperimentTakesTheFirstLineSampledAfterItsCoolOff) {
+  ExperimentMachine machine(settings(false, 10), 1);
+  machine.begin(0);
+  uint64_t now = kCoolOffNs;
+  machine.tick(now, false);
+  machine.on_sample(4, false, 1);
+  ASSERT_EQ(machine.tick(now, false).line, 4);
+  machine.finish(now, 20);
+  machine.on_sample(5, false, 1);  // cooling off: not a candidate
+  now += kCoolOffNs;
+  EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone) << "neither the last line nor a cool-off sample";
+  machine.on_sample(6, false, 1);
+  ExperimentMachine::Action action = machine.tick(now, false);
+  EXPECT_EQ(action.kind, Kind::kStart);
+  EXPECT_EQ(action.line, 6);
+  EXPECT_EQ(machine.selected_samples(), 0u) << "counts restart with each experiment";
+  EXPECT_EQ(machine.total_samples(), 0u);
+}
+
+TEST(ExperimentMachine, DrainEndsAtItsDeadlineEvenIfThreadsStillOwe) {
+  ExperimentMachine machine(settings(false, 10), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  start_next(machine, now);
+  uint64_t drain_start = now + kLength;
+  ASSERT_EQ(machine.tick(drain_start, false).kind, Kind::kBeginDraining);
+  EXPECT_EQ(machine.tick(drain_start + kMaxDrainNs - 1, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kDraining);
+  EXPECT_EQ(machine.tick(drain_start + kMaxDrainNs, false).kind, Kind::kFinish);
+}
+
+TEST(ExperimentMachine, FixedLineStartsWithoutASampleAndSelectsItsMatches) {
+  ExperimentMachine machine(settings(/*fixed_line=*/true, 25), 1);
+  machine.begin(0);
+  EXPECT_EQ(machine.tick(kCoolOffNs, false).kind, Kind::kNone);
+  ExperimentMachine::Action action = machine.tick(kCoolOffNs, false);
+  EXPECT_EQ(action.kind, Kind::kStart) << "no candidate needed";
+  EXPECT_EQ(action.line, -1);
+  EXPECT_DOUBLE_EQ(action.speedup, 0.25);
+  EXPECT_TRUE(machine.on_sample(4, true, 3));
+  EXPECT_TRUE(machine.on_sample(8, true, 1)) << "every line matching --fixed-line is selected";
+  EXPECT_FALSE(machine.on_sample(5, false, 1));
+  EXPECT_EQ(machine.selected_samples(), 4u);
+  EXPECT_EQ(machine.total_samples(), 5u);
+}
+
+TEST(ExperimentMachine, FixedSpeedupIsEveryExperimentsSpeedup) {
+  ExperimentMachine machine(settings(false, 35), 7);
+  machine.begin(0);
+  uint64_t now = 0;
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_DOUBLE_EQ(start_next(machine, now).speedup, 0.35);
+    machine.finish(now, 20);
+  }
+}
+
+std::vector<double> speedups(uint64_t seed, int count) {
+  ExperimentMachine machine(settings(), seed);
+  machine.begin(0);
+  uint64_t now = 0;
+  std::vector<double> out;
+  for (int i = 0; i < count; ++i) {
+    out.push_back(start_next(machine, now).speedup);
+    machine.finish(now, 20);
+  }
+  return out;
+}
+
+TEST(ExperimentMachine, HalfTheExperimentsAreBaselinesTheRestMultiplesOfFivePercent) {
+  std::vector<double> chosen = speedups(42, 2000);
+  std::map<int, int> by_step;  // speedup / 5% -> experiments
+  for (double speedup : chosen) {
+    double steps = speedup / 0.05;
+    ASSERT_NEAR(steps, std::round(steps), 1e-9) << speedup;
+    by_step[static_cast<int>(std::lround(steps))]++;
+  }
+  EXPECT_GE(by_step[0], 900) << "baselines, probability 1/2";
+  EXPECT_LE(by_step[0], 1100);
+  EXPECT_EQ(by_step.size(), 21u) << "0 and each of 5%..100%";
+  EXPECT_EQ(by_step.begin()->first, 0);
+  EXPECT_EQ(by_step.rbegin()->first, 20);
+  EXPECT_EQ(speedups(42, 200), std::vector<double>(chosen.begin(), chosen.begin() + 200)) << "a seed repeats its choices";
+  EXPECT_NE(speedups(43, 200), std::vector<double>(chosen.begin(), chosen.begin() + 200));
+}
+
+TEST(ExperimentMachine, EndToEndRunsUntilFinishedAndKeepsItsLength) {
+  ExperimentMachine machine(settings(false, 10, /*end_to_end=*/true), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  start_next(machine, now);
+  EXPECT_EQ(machine.tick(now + 1000 * kLength, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kRunning);
+  machine.finish(now + 1000 * kLength, 0);
+  EXPECT_EQ(machine.length_ns(), kLength);
+}
+
+TEST(ExperimentMachine, FinishAdaptsTheLengthToTheVisits) {
+  ExperimentMachine machine(settings(false, 10), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  start_next(machine, now);
+  machine.finish(now, 3);
+  EXPECT_EQ(machine.length_ns(), 2 * kLength);
+  start_next(machine, now);
+  machine.finish(now, 0);
+  EXPECT_EQ(machine.length_ns(), 4 * kLength);
+  start_next(machine, now);
+  EXPECT_EQ(machine.tick(now + 4 * kLength - 1, false).kind, Kind::kNone) << "the adapted length is the one run";
+  EXPECT_EQ(machine.tick(now + 4 * kLength, false).kind, Kind::kBeginDraining);
+  machine.finish(now, 1000);
+  EXPECT_EQ(machine.length_ns(), 2 * kLength);
+}
+
+TEST(ExperimentLength, DoublesWhenTheLeastVisitedPointSawTooFew) {
+  EXPECT_EQ(next_length_ns(kLength, kLength, kTargetVisits - 1), 2 * kLength);
+  EXPECT_EQ(next_length_ns(kLength, kLength, 0), 2 * kLength) << "no point visited at all";
+  EXPECT_EQ(next_length_ns(kLength, kLength, kTargetVisits), kLength);
+}
+
+TEST(ExperimentLength, HalvesWhenManyVisitsButNeverBelowTheMinimum) {
+  EXPECT_EQ(next_length_ns(4 * kLength, kLength, 4 * kTargetVisits + 1), 2 * kLength);
+  EXPECT_EQ(next_length_ns(4 * kLength, kLength, 4 * kTargetVisits), 4 * kLength) << "not many enough";
+  EXPECT_EQ(next_length_ns(2 * kLength, kLength, 1000), kLength);
+  EXPECT_EQ(next_length_ns(kLength, kLength, 1000), kLength) << "already at the minimum";
+  EXPECT_EQ(next_length_ns(3 * kLength / 2, kLength, 1000), 3 * kLength / 2) << "half would be below the minimum";
+}
+
+TEST(ExperimentLength, DoublingIsCapped) {
+  EXPECT_EQ(next_length_ns(kMaxExperimentNs, kLength, 0), kMaxExperimentNs);
+  EXPECT_EQ(next_length_ns(kMaxExperimentNs / 2 + kMs, kLength, 1), kMaxExperimentNs);
+}
+
+TEST(ExperimentLength, FewestVisitsIgnoresUnvisitedPoints) {
+  std::vector<profile::PointResult> points(3);
+  points[0].delta = 0;
+  points[1].delta = 50;
+  points[2].delta = 12;
+  EXPECT_EQ(fewest_visits(points), 12u);
+  points[1].delta = points[2].delta = 0;
+  EXPECT_EQ(fewest_visits(points), 0u);
+  EXPECT_EQ(fewest_visits({}), 0u);
+}
+
+}  // namespace
+}  // namespace whatif::experiment
