@@ -36,7 +36,7 @@ INSTRUMENTATION = re.compile(r"^(__asan_|__ubsan_|__tsan_|__sanitizer_|__msan_)"
 # may call (regexes on demangled names). Keep this in step with the code: a new indirect call in
 # signal context fails the check until it is listed here.
 INDIRECT_TARGETS = {
-    # on_runtime_signal: thread->sampler->on_signal(...), a virtual call.
+    # on_runtime_signal (facade/runtime_signal.cpp): thread->sampler->on_signal(...), a virtual call.
     r"whatif::facade::on_runtime_signal\(": [r"whatif::sampling::\w+ThreadSampler::on_signal\("],
     # settle_delays: thread.sampler->scan_own(visitor, &scan), a virtual call.
     r"whatif::threads::settle_delays\(": [r"whatif::sampling::\w+ThreadSampler::scan_own\("],
