@@ -6,7 +6,11 @@ set -uo pipefail
 library=$1 program=$2
 stderr=$(mktemp)
 trap 'rm -f "$stderr"' EXIT
-timeout -s KILL 10 env LD_PRELOAD="$library" "$program" 2>"$stderr"
+# A sanitizer build's library needs the ASan runtime first in the preload list.
+preload=$library
+asan=$(ldd "$library" | awk '/libasan/ {print $3}')
+[[ -n "$asan" ]] && preload="$asan:$library"
+timeout -s KILL 10 env LD_PRELOAD="$preload" "$program" 2>"$stderr"
 status=$?
 cat "$stderr"
 if ((status == 137)); then echo "FAIL: the process hung (killed after 10 s)"; exit 1; fi
