@@ -1,4 +1,6 @@
 // WHATIF_SIGNAL_SAFE marks functions that may run in a signal handler: they never allocate, lock,
-// throw or use stdio. Files named *_signal.cpp hold only such code (checked by a unit test).
+// throw, use stdio or call libwhatif's own shims. Files named *_signal.cpp hold only such code.
+// tests/unit/runtime/signal_callgraph_check.py checks everything these functions, the sigaction
+// handlers and *_signal.cpp files reach (GCC call graphs; indirect calls listed there by hand).
 #pragma once
 #define WHATIF_SIGNAL_SAFE

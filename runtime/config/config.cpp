@@ -108,7 +108,7 @@ std::string Config::options_json() const {
       {"sampled_points", sampled},
       {"format", coz_format ? "coz" : "whatif"},
   };
-  return options.dump();
+  return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace whatif::config

@@ -1,7 +1,8 @@
 // The runtime facade behind the shims: start-up, thread registration, blocking hooks, signals and
-// the process lifecycle. Runs on application threads; the signal handler at the bottom runs in
-// signal context and is signal-safe.
+// the process lifecycle. Runs on application threads; the signal handler it installs is in
+// runtime_signal.cpp.
 #include "facade/runtime.h"
+#include "facade/runtime_signal.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -55,16 +56,6 @@ std::atomic<pid_t> g_starting_tid{0};
 std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
 
 bool running() { return g_lifecycle.load(std::memory_order_acquire) == kRunning; }
-
-WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) {
-  int saved_errno = errno;
-  ThreadState* thread = current_thread();
-  RuntimeState* state = g_state;
-  if (thread != nullptr && state != nullptr && thread->sampler && thread->sampler->on_signal(info, ucontext)) {
-    settle_delays(state->delays, *thread);
-  }
-  errno = saved_errno;
-}
 
 void retire_thread(void* raw) {
   auto* thread = static_cast<ThreadState*>(raw);
@@ -177,6 +168,7 @@ void start() {
     state.writer.warning(error);
   }
 
+  publish_signal_delays(&state.delays);
   struct sigaction action {};
   action.sa_sigaction = &on_runtime_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;

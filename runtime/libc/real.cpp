@@ -34,6 +34,12 @@ void resolve() {
 #define WHATIF_LOOKUP_REQUIRED(name) lookup(name, #name, true);
 #define WHATIF_LOOKUP_OPTIONAL(name) lookup(name, #name, false);
     WHATIF_REAL_SYMBOLS(WHATIF_LOOKUP_REQUIRED, WHATIF_LOOKUP_OPTIONAL)
+#ifdef WHATIF_TEST_MISSING_REQUIRED
+    // Test-only (never defined in libwhatif.so): tests/unit/runtime builds a copy of the runtime
+    // with one more required name that no library defines, to see the crash path report it.
+    void* missing = nullptr;
+    lookup(missing, WHATIF_TEST_MISSING_REQUIRED, true);
+#endif
 #undef WHATIF_LOOKUP_REQUIRED
 #undef WHATIF_LOOKUP_OPTIONAL
     g_state.store(2, std::memory_order_release);  // pairs with the acquire loads above and below

@@ -1,10 +1,12 @@
-// Implementation of the write(2)-based logger. log_raw is signal-safe; level is an atomic.
+// Implementation of the write(2)-based logger: raw syscalls only (os::write_all, os::exit_group),
+// never libwhatif's own shims. log_raw is signal-safe; level is an atomic.
 #include "os/log.h"
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
+
+#include "os/os.h"
 
 namespace whatif::log {
 namespace {
@@ -24,15 +26,9 @@ WHATIF_SIGNAL_SAFE void log_raw(std::string_view text) {
   std::memcpy(buffer + n, text.data(), body);
   n += body;
   buffer[n++] = '\n';
-  int saved_errno = errno;
-  std::size_t written = 0;
-  while (written < n) {
-    ssize_t r = ::write(STDERR_FILENO, buffer + written, n - written);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    written += static_cast<std::size_t>(r);
-  }
-  errno = saved_errno;
+  // The raw syscall, never ::write: that is libwhatif's own shim, which resolves the original
+  // symbols first, and fatal may be running inside that resolution.
+  os::write_all(STDERR_FILENO, buffer, n);
 }
 
 void fatal(std::string_view message, int code) {
@@ -40,7 +36,7 @@ void fatal(std::string_view message, int code) {
   auto out = fmt::format_to_n(buffer, sizeof(buffer), "error: {}", message);
   std::size_t length = static_cast<std::size_t>(out.out - buffer);
   log_raw(std::string_view(buffer, length < sizeof(buffer) ? length : sizeof(buffer)));
-  ::_exit(code);
+  os::exit_group(code);  // not ::_exit: interposed too
 }
 
 }  // namespace whatif::log

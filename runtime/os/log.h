@@ -16,7 +16,7 @@ enum class Level { kDebug, kInfo, kWarning, kError };
 void set_level(Level level);
 Level level();
 
-/// Writes "whatif: <text>\n" to stderr with one write(2). Signal-safe.
+/// Writes "whatif: <text>\n" to stderr with the raw write syscall. Signal-safe.
 WHATIF_SIGNAL_SAFE void log_raw(std::string_view text);
 
 /// Formats on the stack (truncating at 1 KiB) and writes. Not for signal handlers.
@@ -54,7 +54,8 @@ class WarnOnce {
 template <typename... Args>
 void warning(fmt::format_string<Args...> format, Args&&... args) { write(Level::kWarning, format, std::forward<Args>(args)...); }
 
-/// Prints "whatif: error: ..." and terminates the process with _exit(code). Never returns.
+/// Prints "whatif: error: ..." and ends the process with exit_group(code) (raw syscalls only, so it
+/// works inside symbol resolution). Never returns.
 [[noreturn]] void fatal(std::string_view message, int code = 70);
 
 }  // namespace whatif::log

@@ -1,4 +1,5 @@
-// Clocks, thread ids and sleeping through raw syscalls; used from any thread and signal handlers.
+// Clocks, thread ids, sleeping, raw reads and writes and the process exit through raw syscalls; used
+// from any thread and signal handlers.
 #include "os/os.h"
 
 #include <signal.h>
@@ -38,6 +39,39 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
   while (::syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
   errno = saved_errno;
   return monotonic_ns() - start;
+}
+
+WHATIF_SIGNAL_SAFE bool write_all(int fd, const void* data, std::size_t size) {
+  int saved_errno = errno;
+  const char* bytes = static_cast<const char*>(data);
+  bool ok = true;
+  while (size > 0) {
+    long n = ::syscall(SYS_write, fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  errno = saved_errno;
+  return ok;
+}
+
+WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size) {
+  int saved_errno = errno;
+  long n;
+  do {
+    n = ::syscall(SYS_read, fd, buffer, size);
+  } while (n < 0 && errno == EINTR);
+  long result = n < 0 ? -errno : n;
+  errno = saved_errno;
+  return result;
+}
+
+[[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code) {
+  for (;;) ::syscall(SYS_exit_group, code);
 }
 
 int sample_signal() { return SIGRTMIN + 4; }

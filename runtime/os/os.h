@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "base/signal_safe.h"
@@ -20,6 +21,15 @@ WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig);
 /// Sleeps at least `ns` with the raw syscall (not the interposed nanosleep); returns the time
 /// actually slept in ns.
 WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
+/// Writes all of [data, data + size) to `fd` with the raw write syscall (never an interposed
+/// write, libwhatif's own shim included: the crash path may run inside symbol resolution). Retries
+/// on EINTR and short writes; keeps errno. Returns false if the kernel refused.
+WHATIF_SIGNAL_SAFE bool write_all(int fd, const void* data, std::size_t size);
+/// read(2) with the raw syscall (bypasses the read shim). Returns the bytes read or -errno.
+WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size);
+/// Ends the whole process now with the raw exit_group syscall: no atexit handlers, no interposed
+/// _exit, no lock.
+[[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code);
 /// The signal the runtime uses to interrupt threads for sampling and delays (a real-time signal,
 /// so the program's SIGPROF/SIGALRM stay its own).
 int sample_signal();

@@ -2,6 +2,7 @@
 // open/close run on the sampled thread or the profiler thread; drain on the profiler thread only.
 #include "os/perf_event.h"
 #include "os/fd_guard.h"
+#include "os/os.h"
 
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
@@ -127,7 +128,7 @@ void close_counter(int fd) {
   ::close(fd);
 }
 
-bool read_counter(int fd, uint64_t& value) { return ::read(fd, &value, sizeof(value)) == sizeof(value); }
+bool read_counter(int fd, uint64_t& value) { return read_raw(fd, &value, sizeof(value)) == static_cast<long>(sizeof(value)); }
 
 int probe_perf_events() {
   perf_event_attr attr{};
@@ -146,7 +147,7 @@ int perf_event_paranoid() {
   int fd = ::open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -100;
   char buffer[16] = {};
-  ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
+  long n = read_raw(fd, buffer, sizeof(buffer) - 1);
   ::close(fd);
   if (n <= 0) return -100;
   return std::atoi(buffer);

@@ -1,5 +1,6 @@
 // Serialises profile records with nlohmann::json (ours) or Coz's text format and appends each with
-// a single write(2), so a crash loses at most the record being written. Profiler thread / exit path.
+// a single raw write syscall, so a crash loses at most the record being written. Profiler thread /
+// exit path.
 #include "profile/profile_writer.h"
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "os/fd_guard.h"
+#include "os/os.h"
 #include "whatif/profile_format.h"
 
 namespace whatif::profile {
@@ -42,13 +44,7 @@ void ProfileWriter::write_line(const std::string& line) {
   if (fd_ < 0) return;
   std::string out = line;
   out.push_back('\n');
-  std::size_t written = 0;
-  while (written < out.size()) {
-    ssize_t n = ::write(fd_, out.data() + written, out.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    written += static_cast<std::size_t>(n);
-  }
+  os::write_all(fd_, out.data(), out.size());  // the raw syscall, never our own write shim
 }
 
 void ProfileWriter::header(const Header& header) {
@@ -153,7 +149,7 @@ void ProfileWriter::runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_
   }
   nlohmann::json record = {{"type", "runtime"}, {"elapsed_ns", elapsed_ns}, {"experiments", experiments},
                            {"exit_status", exit_status}};
-  write_line(record.dump());
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void ProfileWriter::abandon() {

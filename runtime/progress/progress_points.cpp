@@ -44,6 +44,12 @@ CozCounter* CounterRegistry::get(int type, const char* name) {
     }
     slot.ready.store(true, std::memory_order_release);
     used_.store(used + 1, std::memory_order_release);  // pairs with size()'s acquire
+    if (type == static_cast<int>(CounterType::kBegin)) {
+      std::size_t latency = latency_used_.load(std::memory_order_relaxed);  // only written under lock_
+      latency_[latency] = static_cast<uint16_t>(used);
+      // Release pairs with on_delay_inserted's acquire: the index and the slot are complete.
+      latency_used_.store(latency + 1, std::memory_order_release);
+    }
     result = &slot.counter;
   }
   lock_.clear(std::memory_order_release);

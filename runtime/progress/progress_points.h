@@ -43,13 +43,21 @@ class CounterRegistry {
   /// Profiler thread: the published slots (valid indices [0, size())).
   std::size_t size() const { return used_.load(std::memory_order_acquire); }
   const CounterSlot& slot(std::size_t index) const { return slots_[index]; }
+  /// Any thread: how many latency BEGIN slots are registered (what on_delay_inserted visits).
+  std::size_t latency_size() const { return latency_used_.load(std::memory_order_acquire); }
   /// Any thread, signal context too: the global delay clock rose by `delay_ns` (virtual time removed
-  /// from the program); weights it by each latency point's requests in flight now.
+  /// from the program); weights it by each latency point's requests in flight now. Visits only the
+  /// registered BEGIN slots, not the whole table.
   WHATIF_SIGNAL_SAFE void on_delay_inserted(uint64_t delay_ns);
 
  private:
   CounterSlot slots_[kMaxCounters];
   std::atomic<std::size_t> used_{0};
+  /// Indices of the BEGIN slots, in registration order; entry i is written once, under lock_,
+  /// before latency_used_ (release) covers it, and read only below latency_used_ (acquire).
+  uint16_t latency_[kMaxCounters] = {};
+  static_assert(kMaxCounters <= 65536, "latency_ holds slot indices in 16 bits");
+  std::atomic<std::size_t> latency_used_{0};
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
 };
 

@@ -6,10 +6,10 @@ namespace whatif::progress {
 
 WHATIF_SIGNAL_SAFE void CounterRegistry::on_delay_inserted(uint64_t delay_ns) {
   if (delay_ns == 0) return;
-  std::size_t used = size();
-  for (std::size_t i = 0; i < used; ++i) {
-    CounterSlot& slot = slots_[i];
-    if (slot.type != static_cast<int>(CounterType::kBegin)) continue;
+  // Only the latency BEGIN slots, not the whole table: this runs at every credit.
+  std::size_t latency = latency_used_.load(std::memory_order_acquire);  // pairs with get's release
+  for (std::size_t i = 0; i < latency; ++i) {
+    CounterSlot& slot = slots_[latency_[i]];
     int64_t in_flight = static_cast<int64_t>(__atomic_load_n(&slot.counter.count, __ATOMIC_RELAXED));
     int partner = slot.partner.load(std::memory_order_acquire);  // pairs with get's release
     if (partner >= 0) {

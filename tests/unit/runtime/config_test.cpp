@@ -58,5 +58,15 @@ TEST_F(ConfigTest, MalformedOptionsAreReportedNotIgnored) {
   EXPECT_EQ(config.errors.size(), 3u);
 }
 
+TEST_F(ConfigTest, OptionsJsonReplacesBytesThatAreNotUtf8) {
+  // A file name with byte 0xff: a strict dump throws during start-up and ends in std::terminate.
+  setenv("WHATIF_FIXED_LINE", "caf\xff.c:12", 1);
+  Config config = Config::from_environment();
+  ASSERT_TRUE(config.fixed_line);
+  std::string json;
+  EXPECT_NO_THROW(json = config.options_json());
+  EXPECT_NE(json.find("caf\xef\xbf\xbd.c:12"), std::string::npos) << json;  // U+FFFD
+}
+
 }  // namespace
 }  // namespace whatif::config

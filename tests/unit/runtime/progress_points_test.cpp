@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -57,6 +59,26 @@ TEST(ProgressPoints, InsertedDelayIsWeightedByTheRequestsInFlightThen) {
   begin->count = 6;
   counters().on_delay_inserted(500);
   EXPECT_EQ(delayed(), 3500);
+}
+
+TEST(ProgressPoints, DelayWeightingVisitsOnlyTheLatencyBeginSlots) {
+  // on_delay_inserted runs at every credit, in signal handlers too: it must not walk the whole
+  // table of (mostly throughput) counters.
+  auto registry = std::make_unique<CounterRegistry>();
+  for (int i = 0; i < 300; ++i) registry->get(1, ("throughput-" + std::to_string(i)).c_str());
+  CozCounter* begin = registry->get(2, "request");
+  CozCounter* end = registry->get(3, "request");
+  registry->get(3, "end-only");
+  CozCounter* lone_begin = registry->get(2, "begin-only");
+  EXPECT_EQ(registry->size(), 304u);
+  EXPECT_EQ(registry->latency_size(), 2u);
+  begin->count = 4;
+  end->count = 1;
+  lone_begin->count = 2;
+  registry->on_delay_inserted(10);
+  EXPECT_EQ(registry->slot(300).delayed_in_flight_ns.load(std::memory_order_relaxed), 30);
+  EXPECT_EQ(registry->slot(303).delayed_in_flight_ns.load(std::memory_order_relaxed), 20);
+  EXPECT_EQ(registry->slot(302).delayed_in_flight_ns.load(std::memory_order_relaxed), 0);  // END only
 }
 
 TEST(ProgressPoints, ReadingPairsBeginAndEndIntoLatencyPoints) {
