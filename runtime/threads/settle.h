@@ -17,4 +17,8 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread);
 
+/// Owning thread, before a call that may block (paper table 2): settles (credits its own samples,
+/// pays what it owes), then marks the thread blocked so the profiler stops waiting for it.
+WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread);
+
 }  // namespace whatif::threads
