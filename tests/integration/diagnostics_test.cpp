@@ -79,11 +79,11 @@ TEST_F(Integration, CozFormatFollowsCozViewerParsingRules) {
       for (const char* key : {"selected", "speedup", "duration", "selected-samples"}) {
         EXPECT_TRUE(fields.count(key)) << "experiment without " << key << ": " << line;
       }
-      double speedup = std::stod(fields.speedup);
+      double speedup = std::stod(fields["speedup"]);
       EXPECT_GE(speedup, 0);
       EXPECT_LE(speedup, 1);
-      EXPECT_GE(std::stoll(fields.duration), 0) << "Coz's viewer discards negative durations";
-      EXPECT_NE(fields.selected.find(':'), std::string::npos) << line;
+      EXPECT_GE(std::stoll(fields["duration"]), 0) << "Coz's viewer discards negative durations";
+      EXPECT_NE(fields["selected"].find(':'), std::string::npos) << line;
     } else if (type == "throughput-point" || type == "latency-point") {
       ASSERT_TRUE(saw_experiment) << "a point before any experiment crashes Coz's viewer: " << line;
       EXPECT_TRUE(fields.count("name")) << line;
