@@ -18,7 +18,6 @@
 #include <fstream>
 #include <map>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,30 +26,13 @@
 #include "analysis/profile/profile.h"
 #include "commands.h"
 #include "launcher_paths.h"
+#include "run_options.h"
+#include "whatif/environment.h"
 #include "symbols/symbol_map.h"
 
 namespace whatif::cli {
 namespace {
 
-struct RunOptions {
-  std::vector<std::string> binary_scope;
-  std::vector<std::string> source_scope;
-  std::vector<std::string> progress_points;
-  std::vector<std::string> sampled_points;
-  std::string output;
-  bool end_to_end = false;
-  std::string fixed_line;
-  int fixed_speedup = -1;
-  double sampling_period_ms = 1.0;
-  double experiment_length_ms = 100.0;
-  long long seed = -1;
-  std::string format = "whatif";
-  std::string sampler = "auto";
-  bool append = false;
-  bool follow_children = false;
-  bool quiet = false;
-  std::vector<std::string> command;
-};
 
 void fail(const std::string& message) { std::fprintf(stderr, "whatif: error: %s\n", message.c_str()); }
 void note(const std::string& message) { std::fprintf(stderr, "whatif: %s\n", message.c_str()); }
@@ -90,56 +72,13 @@ std::string resolve_program(const std::string& name, std::string& why) {
   return {};
 }
 
-std::string join(const std::vector<std::string>& parts, char separator) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
-}
-
-/// Counts completed experiments and progress visits in the profile written so far.
-struct ProgressSummary {
-  long experiments = 0;
+/// Progress visits of all experiments: throughput deltas and latency arrivals.
+double progress_visits(const analysis::Profile& profile) {
   double visits = 0;
-  std::vector<std::string> warnings;  ///< warning records seen so far, in order
-};
-ProgressSummary scan_progress(const std::string& path, std::streamoff& offset, ProgressSummary summary) {
-  std::ifstream in(path);
-  if (!in) return summary;
-  in.seekg(offset);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // a partial last line: read it next time
-    offset = in.tellg();
-    if (line.find("\"experiment\"") == std::string::npos && line.find("\"warning\"") == std::string::npos &&
-        line.rfind("experiment\t", 0) != 0 &&
-        line.rfind("throughput-point", 0) != 0 && line.rfind("latency-point", 0) != 0) {
-      continue;
-    }
-    if (line.rfind("experiment\t", 0) == 0) {
-      ++summary.experiments;
-      continue;
-    }
-    if (line.rfind("throughput-point", 0) == 0 || line.rfind("latency-point", 0) == 0) {
-      auto at = line.find(line[0] == 't' ? "delta=" : "arrivals=");
-      if (at != std::string::npos) summary.visits += std::atof(line.c_str() + line.find('=', at) + 1);
-      continue;
-    }
-    if (line.find("\"warning\"") != std::string::npos) {
-      auto record = nlohmann::json::parse(line, nullptr, false);
-      if (!record.is_discarded() && record.value("type", "") == "warning") summary.warnings.push_back(record.value("message", ""));
-      continue;
-    }
-    auto record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_discarded() || record.value("type", "") != "experiment") continue;
-    ++summary.experiments;
-    for (const auto& point : record.value("points", nlohmann::json::array())) {
-      summary.visits += point.value("kind", "") == "latency" ? point.value("arrivals", 0.0) : point.value("delta", 0.0);
-    }
+  for (const auto& experiment : profile.experiments) {
+    for (const auto& point : experiment.points) visits += point.kind == analysis::PointKind::latency ? point.arrivals : point.delta;
   }
-  return summary;
+  return visits;
 }
 
 /// Appends `source` records with a few lines around each profiled line whose file is readable.
@@ -172,9 +111,7 @@ void embed_sources(const std::string& path, const analysis::Profile& profile) {
       long last = std::min(static_cast<long>(text.size()), line + kContext);
       if (first <= shown_until) first = shown_until + 1;
       if (first > last) continue;
-      nlohmann::json snippet = {{"type", "source"}, {"file", file}, {"first_line", first},
-                                {"lines", std::vector<std::string>(text.begin() + first - 1, text.begin() + last)}};
-      out << snippet.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+      out << analysis::source_record({file, first, std::vector<std::string>(text.begin() + first - 1, text.begin() + last)});
       shown_until = last;
     }
   }
@@ -182,7 +119,7 @@ void embed_sources(const std::string& path, const analysis::Profile& profile) {
 
 void append_warning(const std::string& path, const std::string& message) {
   std::ofstream out(path, std::ios::app);
-  out << nlohmann::json({{"type", "warning"}, {"message", message}}).dump() << '\n';
+  out << analysis::warning_record(message);
 }
 
 volatile sig_atomic_t g_child_pid = 0;
@@ -228,27 +165,11 @@ int run(const RunOptions& options) {
   if (!options.append) std::filesystem::remove(output);
   std::string absolute_output = std::filesystem::absolute(output).string();
 
-  std::vector<std::pair<std::string, std::string>> environment = {
-      {"WHATIF_OUTPUT", absolute_output},
-      {"WHATIF_FORMAT", options.format},
-      {"WHATIF_SAMPLING_PERIOD_NS", std::to_string(static_cast<long long>(options.sampling_period_ms * 1e6))},
-      {"WHATIF_EXPERIMENT_LENGTH_NS", std::to_string(static_cast<long long>(options.experiment_length_ms * 1e6))},
-      {"WHATIF_COMMAND", join(options.command, '\x1f')},
-  };
-  if (!options.binary_scope.empty()) environment.emplace_back("WHATIF_BINARY_SCOPE", join(options.binary_scope, ';'));
-  if (!options.source_scope.empty()) environment.emplace_back("WHATIF_SOURCE_SCOPE", join(options.source_scope, ';'));
-  if (!options.progress_points.empty()) environment.emplace_back("WHATIF_PROGRESS_POINTS", join(options.progress_points, ';'));
-  if (!options.sampled_points.empty()) environment.emplace_back("WHATIF_SAMPLED_POINTS", join(options.sampled_points, ';'));
-  if (options.end_to_end) environment.emplace_back("WHATIF_END_TO_END", "1");
-  if (!options.fixed_line.empty()) environment.emplace_back("WHATIF_FIXED_LINE", options.fixed_line);
-  if (options.fixed_speedup >= 0) environment.emplace_back("WHATIF_FIXED_SPEEDUP", std::to_string(options.fixed_speedup));
-  if (options.seed >= 0) environment.emplace_back("WHATIF_SEED", std::to_string(options.seed));
-  if (options.sampler == "timer") environment.emplace_back("WHATIF_SAMPLER", "timer");
-  if (options.follow_children) environment.emplace_back("WHATIF_FOLLOW_CHILDREN", "1");
+  Environment variables = runtime_environment(options, absolute_output);
   // Our format records warnings, which the launcher relays once; Coz's format cannot hold them.
-  if (!coz && std::getenv("WHATIF_LOG") == nullptr) environment.emplace_back("WHATIF_LOG", "error");
+  if (!coz && std::getenv(environment::kLog) == nullptr) variables.emplace_back(environment::kLog, "error");
   const char* existing = std::getenv("LD_PRELOAD");
-  environment.emplace_back("LD_PRELOAD", existing && *existing ? runtime + ":" + existing : runtime);
+  variables.emplace_back("LD_PRELOAD", existing && *existing ? runtime + ":" + existing : runtime);
 
   pid_t child = fork();
   if (child < 0) {
@@ -256,7 +177,7 @@ int run(const RunOptions& options) {
     return 2;
   }
   if (child == 0) {
-    for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : variables) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& argument : options.command) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
@@ -275,12 +196,12 @@ int run(const RunOptions& options) {
   auto started = std::chrono::steady_clock::now();
   auto last_report = started;
   auto last_scan = started;
-  std::streamoff offset = 0;
-  ProgressSummary progress;
+  analysis::ProfileFollower progress(absolute_output);
   std::size_t warnings_shown = 0;
   auto relay_warnings = [&] {
-    for (; warnings_shown < progress.warnings.size(); ++warnings_shown) {
-      std::fprintf(stderr, "%swhatif: warning: %s\n", tty ? "\r\033[K" : "", progress.warnings[warnings_shown].c_str());
+    const auto& warnings = progress.profile().warnings;
+    for (; warnings_shown < warnings.size(); ++warnings_shown) {
+      std::fprintf(stderr, "%swhatif: warning: %s\n", tty ? "\r\033[K" : "", warnings[warnings_shown].c_str());
     }
   };
   int status = 0;
@@ -293,14 +214,15 @@ int run(const RunOptions& options) {
     auto interval = tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
     if (now - last_scan >= std::chrono::milliseconds(500)) {
       last_scan = now;
-      progress = scan_progress(absolute_output, offset, progress);
+      progress.poll();
       relay_warnings();
     }
     if (!options.quiet && now - last_report >= interval) {
       last_report = now;
       double seconds = std::chrono::duration<double>(now - started).count();
-      std::fprintf(stderr, "%swhatif: %.0fs, %ld experiments, %.0f progress visits -> %s%s", tty ? "\r" : "", seconds,
-                   progress.experiments, progress.visits, output.c_str(), tty ? "   " : "\n");
+      std::fprintf(stderr, "%swhatif: %.0fs, %zu experiments, %.0f progress visits -> %s%s", tty ? "\r" : "", seconds,
+                   progress.profile().experiments.size(), progress_visits(progress.profile()), output.c_str(),
+                   tty ? "   " : "\n");
     }
   }
   if (tty) std::fprintf(stderr, "\n");
@@ -319,13 +241,10 @@ int run(const RunOptions& options) {
   }
   if (!coz) embed_sources(absolute_output, *profile);
 
-  progress = scan_progress(absolute_output, offset, progress);
+  progress.poll();
   relay_warnings();
   std::size_t experiments = profile->experiments.size();
-  double visits = 0;
-  for (const auto& experiment : profile->experiments) {
-    for (const auto& point : experiment.points) visits += point.kind == analysis::PointKind::latency ? point.arrivals : point.delta;
-  }
+  double visits = progress_visits(*profile);
   if (experiments == 0) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     note(fmt::format("no experiment completed in {:.1f} s: run the program longer (e.g. a bigger input), or shorten "

@@ -12,6 +12,7 @@
 #include "analysis/profile/profile.h"
 #include "commands.h"
 #include "launcher_paths.h"
+#include "whatif/environment.h"
 
 namespace whatif::cli {
 
@@ -33,7 +34,7 @@ struct ViewArgs {
 /// ../share/whatif (an install), the source tree's viewer/dist (a manual `npm run build`).
 std::vector<fs::path> viewer_candidates() {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("WHATIF_VIEWER_HTML"); env && *env) candidates.emplace_back(env);
+  if (const char* env = std::getenv(environment::kViewerHtml); env && *env) candidates.emplace_back(env);
   if (fs::path directory = launcher_directory(); !directory.empty()) {
     candidates.push_back(directory / kViewerFile);
     candidates.push_back(directory.parent_path() / "share" / "whatif" / kViewerFile);

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <system_error>
+#include "whatif/environment.h"
 
 namespace whatif::cli {
 
@@ -13,7 +14,7 @@ std::filesystem::path launcher_directory() {
 }
 
 std::string find_runtime_library() {
-  if (const char* configured = std::getenv("WHATIF_RUNTIME"); configured != nullptr && *configured != '\0') {
+  if (const char* configured = std::getenv(environment::kRuntime); configured != nullptr && *configured != '\0') {
     return std::filesystem::exists(configured) ? std::filesystem::absolute(configured).string() : std::string();
   }
   std::filesystem::path directory = launcher_directory();

@@ -65,6 +65,7 @@ long last_content_line(const std::vector<std::string_view>& lines) {
 
 void read_whatif_experiment(const json& record, Profile& profile) {
   Experiment experiment;
+  experiment.id = static_cast<long>(number_or(record, "id", -1));
   experiment.selected = string_or(record, "selected");
   experiment.speedup = number_or(record, "speedup", 0);
   double duration = number_or(record, "duration_ns", -1);
@@ -77,6 +78,9 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   experiment.selected_samples = number_or(record, "selected_samples", -1);
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
   experiment.elapsed_ns = number_or(record, "elapsed_ns", -1);
+  experiment.delay_ns = delay;
+  experiment.total_samples = number_or(record, "total_samples", -1);
+  experiment.written_effective_duration_ns = number_or(record, "effective_duration_ns", -1);
   if (auto points = record.find("points"); points != record.end() && points->is_array()) {
     for (const json& point : *points) {
       if (!point.is_object()) continue;
@@ -90,6 +94,8 @@ void read_whatif_experiment(const json& record, Profile& profile) {
         // Over effective time where recorded (the in-flight count of the sped-up program); older
         // profiles have only the real-time average.
         observation.in_flight_avg = number_or(point, "in_flight_effective_avg", number_or(point, "in_flight_avg", 0));
+        observation.in_flight_end = number_or(point, "in_flight_end", -1);
+        observation.in_flight_real_avg = number_or(point, "in_flight_avg", -1);
       } else if (kind == "throughput") {
         observation.delta = number_or(point, "delta", 0);
       } else {
@@ -113,6 +119,11 @@ void read_whatif_record(const json& record, Profile& profile) {
     profile.samples_elapsed_ns = number_or(record, "elapsed_ns", -1);
   } else if (type == "runtime") {
     profile.runtime_ns = number_or(record, "elapsed_ns", -1);
+    profile.runtimes.push_back({profile.runtime_ns, number_or(record, "experiments", -1),
+                                static_cast<long>(number_or(record, "exit_status", -1))});
+  } else if (type == "object") {
+    auto in_scope = record.find("in_scope");
+    profile.objects.push_back({string_or(record, "path"), in_scope != record.end() && in_scope->is_boolean() && in_scope->get<bool>()});
   } else if (type == "warning") {
     profile.warnings.push_back(string_or(record, "message"));
   } else if (type == "source") {
@@ -127,7 +138,7 @@ void read_whatif_record(const json& record, Profile& profile) {
   } else if (type == "stalls") {
     profile.has_stalls = true;
   }
-  // header handled by the caller; object and unknown types carry nothing the analysis uses.
+  // header handled by the caller; unknown types carry nothing the analysis uses.
 }
 
 Result<void> check_header(const json& header, const std::string& name, Profile& profile) {
@@ -140,14 +151,30 @@ Result<void> check_header(const json& header, const std::string& name, Profile& 
         "Use the whatif release that wrote it, or re-run the profile with this one.",
         name, format, version, format::kProfileFormat, format::kProfileVersion)};
   }
+  Header process;
+  process.pid = static_cast<long>(number_or(header, "pid", 0));
   if (auto command = header.find("command"); command != header.end() && command->is_array())
     for (const json& argument : *command)
-      if (argument.is_string()) profile.command.push_back(argument.get<std::string>());
-  profile.sampler = string_or(header, "sampler");
+      if (argument.is_string()) process.command.push_back(argument.get<std::string>());
+  process.sampler = string_or(header, "sampler");
+  process.sampling_period_ns = number_or(header, "sampling_period_ns", -1);
   if (auto options = header.find("options"); options != header.end() && options->is_object()) {
-    auto fixed = options->find("fixed_line");
-    profile.fixed_line = fixed != options->end() && fixed->is_string() && !fixed->get<std::string>().empty();
+    process.fixed_line = string_or(*options, "fixed_line");
+    process.fixed_speedup = number_or(*options, "fixed_speedup", -1);
+    auto end_to_end = options->find("end_to_end");
+    process.end_to_end = end_to_end != options->end() && end_to_end->is_boolean() && end_to_end->get<bool>();
+    process.seed = number_or(*options, "seed", -1);
+    process.experiment_length_ns = number_or(*options, "experiment_length_ns", -1);
+    if (auto points = options->find("progress_points"); points != options->end() && points->is_array())
+      for (const json& point : *points)
+        if (point.is_string()) process.progress_points.push_back(point.get<std::string>());
   }
+  // The first process's command is the profiled program; a second header (--append, an exec'd
+  // program) must not extend it.
+  if (profile.headers.empty()) profile.command = process.command;
+  profile.sampler = process.sampler;
+  profile.fixed_line = !process.fixed_line.empty();
+  profile.headers.push_back(std::move(process));
   return {};
 }
 
@@ -284,6 +311,132 @@ bool known_coz_type(const std::string& type) {
          type == "runtime" || type == "shutdown";
 }
 
+/// Reads a profile line by line: the first non-blank line decides the format, every line (the first
+/// included) is a record. Shared by parse_profile (a whole text) and ProfileFollower (a growing file).
+class LineParser {
+ public:
+  enum class Status { read, invalid, rejected };
+
+  explicit LineParser(const std::string& name) : name_(name) { profile_.path = name; }
+
+  /// Parses line `index` (0-based, for messages); `complete` tells whether it ended with a newline.
+  /// `invalid`: this record does not parse (error()); `rejected`: the file is no profile this
+  /// reader accepts, and every later line is rejected too.
+  Status add(std::string_view line, long index, bool complete) {
+    if (rejected_) return Status::rejected;
+    if (blank(line)) return Status::read;
+    if (!started_) {
+      if (auto detected = detect(line, index); !detected) {
+        rejected_ = true;
+        error_ = detected.error();
+        return Status::rejected;
+      }
+      started_ = true;
+      first_ = index;
+    }
+    if (profile_.format == ProfileFormat::coz_text) {
+      CozRecord coz;
+      if (!parse_coz_text(line, coz)) return invalid(fmt::format("{}:{}: invalid Coz record", name_, index + 1));
+      if (!complete) return invalid(fmt::format("{}:{}: incomplete Coz record", name_, index + 1));  // Coz ends every record with a newline
+      profile_.record_types.push_back(coz.type);
+      read_coz_record(coz, profile_, coz_state_);
+      return Status::read;
+    }
+    json record;
+    try {
+      record = json::parse(line);
+    } catch (const json::exception& error) {
+      return invalid(fmt::format("{}:{}: invalid profile record: {}", name_, index + 1, error.what()));
+    }
+    if (!record.is_object())
+      return invalid(fmt::format("{}:{}: invalid profile record: not a JSON object", name_, index + 1));
+    if (profile_.format == ProfileFormat::whatif) {
+      std::string type = string_or(record, format::kTypeField);
+      profile_.record_types.push_back(type);
+      if (index != first_ && type == format::record::header::kName) {
+        // A second process (fork/exec, --append) appended its own header: it must match too.
+        if (auto checked = check_header(record, name_, profile_); !checked) {
+          rejected_ = true;
+          error_ = checked.error();
+          return Status::rejected;
+        }
+        return Status::read;
+      }
+      read_whatif_record(record, profile_);
+    } else {
+      CozRecord coz;
+      coz_from_json(record, coz);
+      profile_.record_types.push_back(coz.type);
+      read_coz_record(coz, profile_, coz_state_);
+    }
+    return Status::read;
+  }
+
+  bool rejected() const { return rejected_; }
+  const std::string& error() const { return error_; }
+  Profile& profile() { return profile_; }
+  /// The profile with the notes only the whole file can tell.
+  Profile finish() {
+    add_coz_notes(coz_state_, profile_);
+    return std::move(profile_);
+  }
+  void note_truncated(long index) {
+    profile_.truncated = true;
+    profile_.notes.push_back(fmt::format("ignored an incomplete last line (line {})", index + 1));
+  }
+
+ private:
+  Status invalid(std::string message) {
+    error_ = std::move(message);
+    return Status::invalid;
+  }
+
+  /// Decides the format from the first non-blank line (and checks a whatif header).
+  Result<void> detect(std::string_view head, long index) {
+    size_t lead = head.find_first_not_of(" \t");
+    if (lead == std::string_view::npos || head[lead] != '{') {
+      CozRecord record;
+      if (!parse_coz_text(head, record) || !known_coz_type(record.type)) {
+        return Error{fmt::format("{}: not a profile: line {} is neither JSON nor a record of Coz's text "
+                                 "format (startup, experiment, throughput-point, ...)",
+                                 name_, index + 1)};
+      }
+      profile_.format = ProfileFormat::coz_text;
+      return {};
+    }
+    json header;
+    try {
+      header = json::parse(head);
+    } catch (const json::exception&) {
+      return Error{fmt::format("{}: not a profile: line {} is not valid JSON", name_, index + 1)};
+    }
+    std::string type = string_or(header, format::kTypeField);
+    if (type == format::record::header::kName) {
+      profile_.format = ProfileFormat::whatif;
+      return check_header(header, name_, profile_);
+    }
+    if (known_coz_type(type) || type == "throughput_point" || type == "latency_point") {
+      profile_.format = ProfileFormat::coz_json;
+      return {};
+    }
+    if (header.contains("format") || header.contains("version")) {
+      profile_.format = ProfileFormat::whatif;
+      return check_header(header, name_, profile_);
+    }
+    return Error{fmt::format("{}: not a profile: the first record has type '{}', expected a whatif "
+                             "'header' or a Coz record",
+                             name_, type)};
+  }
+
+  std::string name_;
+  Profile profile_;
+  CozState coz_state_;
+  bool started_ = false;
+  bool rejected_ = false;
+  long first_ = 0;
+  std::string error_;
+};
+
 }  // namespace
 
 const char* format_name(ProfileFormat format) {
@@ -308,100 +461,50 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name) {
                              "exited before the profiler started; run it longer or check its output.",
                              name)};
   }
-  long first = 0;
-  while (blank(lines[first])) ++first;
-
-  Profile profile;
-  profile.path = name;
-  std::string_view head = lines[first];
-  size_t lead = head.find_first_not_of(" \t");
-  bool is_json = lead != std::string_view::npos && head[lead] == '{';
-
   // The last line may be cut short by a crash: it is ignored when it does not parse.
-  auto truncated = [&](long index) {
-    profile.notes.push_back(fmt::format("ignored an incomplete last line (line {})", index + 1));
-  };
-
-  CozState coz_state;
-  if (is_json) {
-    json header;
-    try {
-      header = json::parse(head);
-    } catch (const json::exception&) {
-      return Error{fmt::format("{}: not a profile: line {} is not valid JSON", name, first + 1)};
-    }
-    std::string type = string_or(header, "type");
-    if (type == "header") {
-      profile.format = ProfileFormat::whatif;
-      if (auto checked = check_header(header, name, profile); !checked) return Error{checked.error()};
-    } else if (known_coz_type(type) || type == "throughput_point" || type == "latency_point") {
-      profile.format = ProfileFormat::coz_json;
-    } else if (header.contains("format") || header.contains("version")) {
-      if (auto checked = check_header(header, name, profile); !checked) return Error{checked.error()};
-    } else {
-      return Error{fmt::format("{}: not a profile: the first record has type '{}', expected a whatif "
-                               "'header' or a Coz record",
-                               name, type)};
-    }
-    for (long i = first; i <= last; ++i) {
-      if (blank(lines[i])) continue;
-      json record;
-      try {
-        record = json::parse(lines[i]);
-      } catch (const json::exception& error) {
-        if (i == last) {
-          truncated(i);
-          break;
-        }
-        return Error{fmt::format("{}:{}: invalid profile record: {}", name, i + 1, error.what())};
-      }
-      if (!record.is_object()) {
-        if (i == last) {
-          truncated(i);
-          break;
-        }
-        return Error{fmt::format("{}:{}: invalid profile record: not a JSON object", name, i + 1)};
-      }
-      if (profile.format == ProfileFormat::whatif) {
-        if (i != first && string_or(record, "type") == "header") {
-          // A second process (fork/exec) appended its own header: it must match too.
-          if (auto checked = check_header(record, name, profile); !checked) return Error{checked.error()};
-          continue;
-        }
-        read_whatif_record(record, profile);
-      } else {
-        CozRecord coz;
-        coz_from_json(record, coz);
-        read_coz_record(coz, profile, coz_state);
-      }
-    }
-  } else {
-    CozRecord record;
-    if (!parse_coz_text(head, record) || !known_coz_type(record.type)) {
-      return Error{fmt::format("{}: not a profile: line {} is neither JSON nor a record of Coz's text "
-                               "format (startup, experiment, throughput-point, ...)",
-                               name, first + 1)};
-    }
-    profile.format = ProfileFormat::coz_text;
-    for (long i = first; i <= last; ++i) {
-      if (blank(lines[i])) continue;
-      CozRecord coz;
-      if (!parse_coz_text(lines[i], coz)) {
-        if (i == last) {
-          truncated(i);
-          break;
-        }
-        return Error{fmt::format("{}:{}: invalid Coz record", name, i + 1)};
-      }
-      if (i == last && !complete_last) {  // Coz ends every record with a newline
-        truncated(i);
+  LineParser parser(name);
+  for (long i = 0; i <= last; ++i) {
+    switch (parser.add(lines[i], i, i != last || complete_last)) {
+      case LineParser::Status::read: break;
+      case LineParser::Status::rejected: return Error{parser.error()};
+      case LineParser::Status::invalid:
+        if (i != last) return Error{parser.error()};
+        parser.note_truncated(i);
         break;
-      }
-      read_coz_record(coz, profile, coz_state);
     }
   }
-  add_coz_notes(coz_state, profile);
-  return profile;
+  return parser.finish();
+}
+
+struct ProfileFollower::State {
+  explicit State(const std::string& path) : parser(path) {}
+  LineParser parser;
+  long line = 0;
+  int skipped = 0;
+};
+
+ProfileFollower::ProfileFollower(std::string path) : path_(std::move(path)), state_(std::make_unique<State>(path_)) {}
+ProfileFollower::~ProfileFollower() = default;
+
+void ProfileFollower::poll() {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return;
+  in.seekg(offset_);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // no newline yet: the line is still being written, read it next time
+    offset_ = static_cast<long long>(in.tellg());
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (state_->parser.add(line, state_->line++, true) == LineParser::Status::invalid) {
+      state_->parser.profile().notes.push_back(state_->parser.error());
+    }
+  }
+}
+
+const Profile& ProfileFollower::profile() const { return state_->parser.profile(); }
+const std::string& ProfileFollower::error() const {
+  static const std::string none;
+  return state_->parser.rejected() ? state_->parser.error() : none;
 }
 
 Result<Profile> read_profile(const std::string& path) {
@@ -410,6 +513,21 @@ Result<Profile> read_profile(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   return parse_profile(buffer.str(), path);
+}
+
+// ---- Records the launcher appends ---------------------------------------------------------------
+
+std::string warning_record(const std::string& message) {
+  namespace warning = format::record::warning;
+  json record = {{format::kTypeField, warning::kName}, {warning::message, message}};
+  return record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string source_record(const SourceSnippet& snippet) {
+  namespace source = format::record::source;
+  json record = {{format::kTypeField, source::kName}, {source::file, snippet.file},
+                 {source::first_line, snippet.first_line}, {source::lines, snippet.lines}};
+  return record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace whatif::analysis

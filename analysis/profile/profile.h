@@ -2,6 +2,7 @@
 // for Coz's legacy text and JSON Lines formats, plus the readers that fill it. Pure code, any thread.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,9 +29,12 @@ struct PointObservation {
   double arrivals = 0;
   double departures = 0;
   double in_flight_avg = 0;
+  double in_flight_real_avg = -1;  ///< the average over real time, as written (whatif only), or -1
+  double in_flight_end = -1;  ///< requests in flight at the experiment's end (whatif only), or -1
 };
 
 struct Experiment {
+  long id = -1;                      ///< sequence number in its process (whatif only), or -1
   std::string selected;              ///< FILE:LINE virtually sped up
   double speedup = 0;                ///< 0.0 .. 1.0
   double effective_duration_ns = 0;  ///< duration minus inserted delay: for progress periods
@@ -40,6 +44,11 @@ struct Experiment {
   double selected_samples = -1;      ///< s_obs, or -1 when the profile lacks it
   double line_samples_total = -1;    ///< s so far (whatif only), or -1
   double elapsed_ns = -1;            ///< real T so far (whatif only), or -1
+  double delay_ns = -1;              ///< delay inserted during it (whatif only), or -1
+  double total_samples = -1;         ///< all in-scope samples during it (whatif only), or -1
+  /// The `effective_duration_ns` field as written (clamped at 0), or -1: effective_duration_ns above
+  /// keeps its sign. Whatif only.
+  double written_effective_duration_ns = -1;
   std::vector<PointObservation> points;
 };
 
@@ -49,11 +58,39 @@ struct SourceSnippet {
   std::vector<std::string> lines;
 };
 
+/// What one `header` record says: a profile holds one per process that wrote to it (--append runs,
+/// --follow-children programs). Numbers are -1 when absent.
+struct Header {
+  long pid = 0;
+  std::vector<std::string> command;  ///< the first header's: the profiled program and its arguments
+  std::string sampler;
+  double sampling_period_ns = -1;
+  std::string fixed_line;            ///< empty without --fixed-line
+  double fixed_speedup = -1;         ///< 0.0 .. 1.0, or -1 without --fixed-speedup
+  bool end_to_end = false;
+  double seed = -1;
+  double experiment_length_ns = -1;
+  std::vector<std::string> progress_points;  ///< from -p
+};
+
+/// An `object` record: a loaded object and whether its lines may be chosen.
+struct LoadedObject {
+  std::string path;
+  bool in_scope = false;
+};
+
+/// A `runtime` record: a process that ended normally.
+struct RuntimeEnd {
+  double elapsed_ns = -1;
+  double experiments = -1;
+  long exit_status = -1;  ///< -1 where unknown
+};
+
 /// A whole profile file, normalised. Counts and times are doubles: they feed ratios only.
 struct Profile {
   std::string path;
   ProfileFormat format = ProfileFormat::whatif;
-  std::vector<std::string> command;
+  std::vector<std::string> command;  ///< the first header's: the profiled program and its arguments
   std::string sampler;
   /// Run with --fixed-line: its experiments ran in every phase of the program, not only while
   /// the line was running.
@@ -68,6 +105,11 @@ struct Profile {
   std::vector<SourceSnippet> sources;
   bool has_lbr = false;
   bool has_stalls = false;
+  std::vector<Header> headers;        ///< whatif only: one per process, in file order
+  std::vector<LoadedObject> objects;  ///< whatif only
+  std::vector<RuntimeEnd> runtimes;   ///< whatif only: one per process that ended normally
+  std::vector<std::string> record_types;  ///< every record's type, in file order
+  bool truncated = false;  ///< an incomplete last line was ignored (also in `notes`)
 };
 
 /// Parses profile text. `name` is used in messages. Rejects empty input, text that is no profile,
@@ -79,5 +121,36 @@ Result<Profile> parse_profile(std::string_view text, const std::string& name);
 
 /// Reads and parses the file at `path`.
 Result<Profile> read_profile(const std::string& path);
+
+/// Reads a profile while it is being written (the launcher's progress line): each poll() parses the
+/// lines completed since the last one, with the same rules as parse_profile; a line still being
+/// written waits for the next poll. One thread.
+class ProfileFollower {
+ public:
+  explicit ProfileFollower(std::string path);
+  ~ProfileFollower();
+  ProfileFollower(const ProfileFollower&) = delete;
+  ProfileFollower& operator=(const ProfileFollower&) = delete;
+  /// Parses what was appended since the last poll. A record that does not parse is skipped (and
+  /// noted); a header of another format or version stops the reading (error() says why).
+  void poll();
+  /// Everything read so far.
+  const Profile& profile() const;
+  /// Why the file is not being read (not a profile, another version), or empty.
+  const std::string& error() const;
+
+ private:
+  struct State;
+  std::string path_;
+  long long offset_ = 0;
+  std::unique_ptr<State> state_;
+};
+
+// ---- Records the launcher appends after a run (names from whatif/profile_format.h) -------------
+
+/// A `warning` record, one JSON line with its newline.
+std::string warning_record(const std::string& message);
+/// A `source` record, one JSON line with its newline (invalid UTF-8 replaced).
+std::string source_record(const SourceSnippet& snippet);
 
 }  // namespace whatif::analysis

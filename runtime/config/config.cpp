@@ -1,26 +1,21 @@
-// Reads WHATIF_* environment variables into a Config; runs once during runtime start-up.
+// Reads the WHATIF_* environment variables (whatif/environment.h, defined in format/environment.json)
+// into a Config; runs once during runtime start-up.
 #include "config/config.h"
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "whatif/environment.h"
+
 namespace whatif::config {
 namespace {
 
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == separator) {
-      if (!current.empty()) parts.push_back(current);
-      current.clear();
-    } else {
-      current.push_back(c);
-    }
-  }
-  if (!current.empty()) parts.push_back(current);
-  return parts;
+namespace names = whatif::environment;
+
+std::vector<std::string> split_list(const char* text) {
+  return names::split(text, names::kListSeparator, /*keep_empty=*/false);
 }
+
 
 const char* env(const char* name) {
   const char* value = std::getenv(name);
@@ -48,48 +43,49 @@ std::optional<LineSpec> parse_line_spec(const std::string& text) {
 
 Config Config::from_environment() {
   Config config;
-  if (const char* value = env("WHATIF_OUTPUT")) config.output = value;
-  if (const char* value = env("WHATIF_FORMAT")) {
+  if (const char* value = env(names::kOutput)) config.output = value;
+  if (const char* value = env(names::kFormat)) {
     std::string format = value;
     if (format == "coz") config.coz_format = true;
-    else if (format != "whatif" && format != "jsonl") config.errors.push_back("unknown WHATIF_FORMAT '" + format + "': use whatif or coz");
+    else if (format != "whatif" && format != "jsonl") config.errors.push_back(std::string("unknown ") + names::kFormat + " '" + format + "': use whatif or coz");
   }
-  if (const char* value = env("WHATIF_BINARY_SCOPE")) config.binary_scope = split(value, ';');
-  if (const char* value = env("WHATIF_SOURCE_SCOPE")) config.source_scope = split(value, ';');
+  if (const char* value = env(names::kBinaryScope)) config.binary_scope = split_list(value);
+  if (const char* value = env(names::kSourceScope)) config.source_scope = split_list(value);
   auto parse_points = [&](const char* name, std::vector<LineSpec>& out) {
     if (const char* value = env(name)) {
-      for (const std::string& part : split(value, ';')) {
+      for (const std::string& part : split_list(value)) {
         if (auto spec = parse_line_spec(part)) out.push_back(*spec);
         else config.errors.push_back("progress point '" + part + "' is not FILE:LINE");
       }
     }
   };
-  parse_points("WHATIF_PROGRESS_POINTS", config.breakpoint_points);
-  parse_points("WHATIF_SAMPLED_POINTS", config.sampled_points);
-  config.end_to_end = env("WHATIF_END_TO_END") != nullptr && std::string(env("WHATIF_END_TO_END")) == "1";
-  if (const char* value = env("WHATIF_FIXED_LINE")) {
+  parse_points(names::kProgressPoints, config.breakpoint_points);
+  parse_points(names::kSampledPoints, config.sampled_points);
+  config.end_to_end = env(names::kEndToEnd) != nullptr && std::string(env(names::kEndToEnd)) == "1";
+  if (const char* value = env(names::kFixedLine)) {
     config.fixed_line = parse_line_spec(value);
     if (!config.fixed_line) config.errors.push_back(std::string("--fixed-line '") + value + "' is not FILE:LINE");
   }
-  if (const char* value = env("WHATIF_FIXED_SPEEDUP")) {
+  if (const char* value = env(names::kFixedSpeedup)) {
     uint64_t percent = 0;
     if (parse_u64(value, percent) && percent <= 100) config.fixed_speedup_percent = static_cast<int>(percent);
     else config.errors.push_back(std::string("--fixed-speedup '") + value + "' must be 0 to 100");
   }
-  if (const char* value = env("WHATIF_SAMPLING_PERIOD_NS")) {
+  if (const char* value = env(names::kSamplingPeriodNs)) {
     uint64_t period = 0;
     if (parse_u64(value, period) && period >= 100000) config.sampling_period_ns = period;
     else config.errors.push_back(std::string("sampling period '") + value + "' must be at least 100000 ns");
   }
-  if (const char* value = env("WHATIF_EXPERIMENT_LENGTH_NS")) {
+  if (const char* value = env(names::kExperimentLengthNs)) {
     uint64_t length = 0;
     if (parse_u64(value, length) && length >= 1000000) config.experiment_length_ns = length;
     else config.errors.push_back(std::string("experiment length '") + value + "' must be at least 1 ms");
   }
-  if (const char* value = env("WHATIF_SEED")) config.seed_given = parse_u64(value, config.seed);
-  if (const char* value = env("WHATIF_SAMPLER")) config.force_timer_sampler = std::string(value) == "timer";
-  config.follow_children = env("WHATIF_FOLLOW_CHILDREN") != nullptr;
-  if (const char* value = env("WHATIF_COMMAND")) config.command = split(value, '\x1f');
+  if (const char* value = env(names::kSeed)) config.seed_given = parse_u64(value, config.seed);
+  if (const char* value = env(names::kSampler)) config.force_timer_sampler = std::string(value) == "timer";
+  config.follow_children = env(names::kFollowChildren) != nullptr;
+  // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
+  if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);
   return config;
 }
 

@@ -103,10 +103,8 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 /// or the experiment stops: the model freezes it for as long as others run the line.
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up);
 
-/// Owning thread, before a call that may block (paper table 2): executes owed delays, then marks
-/// the thread blocked.
-WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local);
-/// Owning thread, once its owed delays are executed: it enters a call that may block.
+/// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
+/// that may block.
 WHATIF_SIGNAL_SAFE inline void mark_blocked(LocalDelays& local) {
   local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
 }

@@ -81,11 +81,6 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
   }
 }
 
-WHATIF_SIGNAL_SAFE void before_blocking(GlobalDelays& global, LocalDelays& local) {
-  catch_up(global, local);
-  mark_blocked(local);
-}
-
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
   local.blocked.store(false, std::memory_order_release);
   if (woken_by_thread) {

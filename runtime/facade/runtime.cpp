@@ -26,6 +26,7 @@
 #include "os/os.h"
 #include "os/perf_event.h"
 #include "profile/profile_writer.h"
+#include "whatif/environment.h"
 
 namespace whatif::facade {
 using config::Config;
@@ -128,7 +129,7 @@ void start() {
   RuntimeState& state = *g_state;
   state.config = Config::from_environment();
   state.start_ns = os::monotonic_ns();
-  if (const char* level = std::getenv("WHATIF_LOG")) {
+  if (const char* level = std::getenv(environment::kLog)) {
     std::string text = level;
     log::set_level(text == "debug"     ? log::Level::kDebug
                    : text == "warning" ? log::Level::kWarning
@@ -255,10 +256,7 @@ void before_waking() {
 }
 
 void before_blocking() {
-  if (ThreadState* thread = current_thread()) {
-    settle_delays(g_state->delays, *thread);
-    delays::mark_blocked(thread->delays);
-  }
+  if (ThreadState* thread = current_thread()) threads::before_blocking(g_state->delays, *thread);
 }
 
 void after_blocking(bool woken_by_thread) {

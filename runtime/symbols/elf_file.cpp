@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include "whatif/environment.h"
 
 namespace whatif::symbols {
 namespace {
@@ -94,7 +95,7 @@ std::string_view to_string(DebugSource source) {
 
 std::vector<std::string> DebugSearch::dirs() const {
   std::vector<std::string> out = extra_dirs;
-  if (const char* env = std::getenv("WHATIF_DEBUG_DIRS")) {
+  if (const char* env = std::getenv(environment::kDebugDirs)) {
     std::string_view rest(env);
     while (!rest.empty()) {
       auto colon = rest.find(':');

@@ -25,4 +25,8 @@ inline bool profiler_credits(const os::RawSample& sample, const delays::RangesSn
   return !sample.owner_scanned || !published.contains(sample.ip);
 }
 
+/// Owning thread, before a call that may block (paper table 2): settles (credits its own samples,
+/// pays what it owes), then marks the thread blocked so the profiler stops waiting for it.
+WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread);
+
 }  // namespace whatif::threads

@@ -40,4 +40,9 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
 }
 
+WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
+  settle_delays(global, thread);
+  delays::mark_blocked(thread.delays);
+}
+
 }  // namespace whatif::threads

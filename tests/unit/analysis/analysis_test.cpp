@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -268,6 +269,71 @@ TEST(ProfileReader, InvalidLineInTheMiddleIsAnError) {
       "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n{oops\n{\"type\":\"runtime\"}\n", "mem");
   ASSERT_FALSE(profile.ok());
   EXPECT_NE(profile.error().find("mem:2"), std::string::npos) << profile.error();
+}
+
+TEST(ProfileReader, ASecondHeaderDoesNotExtendTheCommand) {
+  // Bug: every header's command was appended to the profile's, so an --append profile reported
+  // "./app 1 ./app 2" as the profiled command.
+  auto profile = parse_profile(
+      "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1,\"command\":[\"./app\",\"1\"],\"pid\":10}\n"
+      "{\"type\":\"runtime\",\"elapsed_ns\":5,\"experiments\":0,\"exit_status\":0}\n"
+      "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1,\"command\":[\"./app\",\"2\"],\"pid\":11}\n",
+      "mem");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  EXPECT_EQ(profile->command, (std::vector<std::string>{"./app", "1"}));
+  ASSERT_EQ(profile->headers.size(), 2u);
+  EXPECT_EQ(profile->headers[1].command, (std::vector<std::string>{"./app", "2"}));
+  EXPECT_EQ(profile->headers[1].pid, 11);
+  ASSERT_EQ(profile->runtimes.size(), 1u);
+  EXPECT_EQ(profile->runtimes[0].exit_status, 0);
+  EXPECT_EQ(profile->record_types, (std::vector<std::string>{"header", "runtime", "header"}));
+}
+
+TEST(ProfileReader, WhatTheLauncherAppendsReadsBack) {
+  SourceSnippet snippet{"a.c", 3, {"int x;", "bad \xff byte"}};
+  std::string text = std::string("{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n") +
+                     warning_record("the program was terminated") + source_record(snippet);
+  auto profile = parse_profile(text, "mem");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  EXPECT_EQ(profile->warnings, (std::vector<std::string>{"the program was terminated"}));
+  ASSERT_EQ(profile->sources.size(), 1u);
+  EXPECT_EQ(profile->sources[0].file, "a.c");
+  EXPECT_EQ(profile->sources[0].first_line, 3);
+  ASSERT_EQ(profile->sources[0].lines.size(), 2u);
+  EXPECT_EQ(profile->sources[0].lines[0], "int x;");
+  EXPECT_EQ(profile->sources[0].lines[1].rfind("bad ", 0), 0u) << "invalid UTF-8 is replaced, not fatal";
+  EXPECT_FALSE(profile->truncated);
+}
+
+TEST(ProfileFollower, ReadsOnlyCompleteLinesAsTheFileGrows) {
+  std::string path = testing::TempDir() + "/follower.jsonl";
+  std::remove(path.c_str());
+  ProfileFollower follower(path);
+  follower.poll();  // no file yet
+  EXPECT_TRUE(follower.profile().experiments.empty());
+  std::ofstream out(path);
+  out << "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n"
+      << "{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"points\":[{\"name\":\"p\",\"kind\":\"throughput\",\"delta\":3}]}\n"
+      << "{\"type\":\"experiment\",\"sel" << std::flush;  // half written
+  follower.poll();
+  EXPECT_EQ(follower.profile().experiments.size(), 1u);
+  out << "ected\":\"a.c:2\"}\n" << warning_record("late") << std::flush;
+  follower.poll();
+  ASSERT_EQ(follower.profile().experiments.size(), 2u);
+  EXPECT_EQ(follower.profile().experiments[1].selected, "a.c:2");
+  EXPECT_EQ(follower.profile().warnings, (std::vector<std::string>{"late"}));
+  EXPECT_TRUE(follower.error().empty());
+  EXPECT_TRUE(follower.profile().notes.empty());
+}
+
+TEST(ProfileFollower, StopsAtAHeaderOfAnotherVersion) {
+  std::string path = testing::TempDir() + "/follower-v9.jsonl";
+  std::ofstream(path) << "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":9}\n"
+                      << "{\"type\":\"experiment\",\"selected\":\"a.c:1\"}\n";
+  ProfileFollower follower(path);
+  follower.poll();
+  EXPECT_NE(follower.error().find("version 9"), std::string::npos) << follower.error();
+  EXPECT_TRUE(follower.profile().experiments.empty());
 }
 
 // ---- golden vectors ------------------------------------------------------------------------------

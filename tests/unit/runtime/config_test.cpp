@@ -1,9 +1,13 @@
-// Unit tests of runtime option parsing (runtime/config): the environment the launcher sets.
+// Unit tests of runtime option parsing (runtime/config): the environment the launcher sets, and the
+// round trip of the launcher's encoding (launcher/run_options.cpp) through this parsing.
 #include "config/config.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+
+#include "run_options.h"
+#include "whatif/environment.h"
 
 namespace whatif::config {
 namespace {
@@ -11,10 +15,7 @@ namespace {
 class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"WHATIF_FIXED_LINE", "WHATIF_FIXED_SPEEDUP", "WHATIF_PROGRESS_POINTS", "WHATIF_FORMAT",
-                             "WHATIF_BINARY_SCOPE", "WHATIF_SAMPLING_PERIOD_NS", "WHATIF_COMMAND"}) {
-      unsetenv(name);
-    }
+    for (const char* name : environment::kLauncherVariables) unsetenv(name);
   }
 };
 
@@ -66,6 +67,70 @@ TEST_F(ConfigTest, OptionsJsonReplacesBytesThatAreNotUtf8) {
   std::string json;
   EXPECT_NO_THROW(json = config.options_json());
   EXPECT_NE(json.find("caf\xef\xbf\xbd.c:12"), std::string::npos) << json;  // U+FFFD
+}
+
+/// Sets what the launcher would set for `options`, as its child does before exec.
+Config through_the_environment(const cli::RunOptions& options) {
+  for (const auto& [name, value] : cli::runtime_environment(options, "/tmp/out.jsonl")) setenv(name.c_str(), value.c_str(), 1);
+  return Config::from_environment();
+}
+
+TEST_F(ConfigTest, EveryOptionTheLauncherEncodesReachesTheRuntime) {
+  cli::RunOptions options;
+  options.binary_scope = {"MAIN", "%libfoo%", "!%libbar%"};
+  options.source_scope = {"%src/%"};
+  options.progress_points = {"a.c:1", "dir/b.c:2"};
+  options.sampled_points = {"c.c:3"};
+  options.end_to_end = true;
+  options.fixed_line = "main.c:10";
+  options.fixed_speedup = 35;
+  options.sampling_period_ms = 2.01;     // 2009999.99... ns in double arithmetic
+  options.experiment_length_ms = 4.1;
+  options.seed = 42;
+  options.format = "coz";
+  options.sampler = "timer";
+  options.follow_children = true;
+  options.command = {"./app", "--name", "two words", "", "last"};
+  Config config = through_the_environment(options);
+  EXPECT_TRUE(config.errors.empty()) << config.errors.front();
+  EXPECT_EQ(config.output, "/tmp/out.jsonl");
+  EXPECT_TRUE(config.coz_format);
+  EXPECT_EQ(config.binary_scope, options.binary_scope);
+  EXPECT_EQ(config.source_scope, options.source_scope);
+  ASSERT_EQ(config.breakpoint_points.size(), 2u);
+  EXPECT_EQ(config.breakpoint_points[0].text(), "a.c:1");
+  EXPECT_EQ(config.breakpoint_points[1].text(), "dir/b.c:2");
+  ASSERT_EQ(config.sampled_points.size(), 1u);
+  EXPECT_EQ(config.sampled_points[0].text(), "c.c:3");
+  EXPECT_TRUE(config.end_to_end);
+  ASSERT_TRUE(config.fixed_line);
+  EXPECT_EQ(config.fixed_line->text(), "main.c:10");
+  EXPECT_EQ(config.fixed_speedup_percent, 35);
+  EXPECT_EQ(config.sampling_period_ns, 2010000u) << "milliseconds are rounded to the nearest ns, not truncated";
+  EXPECT_EQ(config.experiment_length_ns, 4100000u);
+  EXPECT_TRUE(config.seed_given);
+  EXPECT_EQ(config.seed, 42u);
+  EXPECT_TRUE(config.force_timer_sampler);
+  EXPECT_TRUE(config.follow_children);
+  EXPECT_EQ(config.command, options.command) << "the header's command must be the one the program ran with";
+}
+
+TEST_F(ConfigTest, TheLaunchersDefaultsAreTheRuntimesDefaults) {
+  cli::RunOptions options;
+  options.command = {"./app"};
+  Config config = through_the_environment(options);
+  Config defaults;
+  EXPECT_TRUE(config.errors.empty());
+  EXPECT_FALSE(config.coz_format);
+  EXPECT_EQ(config.sampling_period_ns, defaults.sampling_period_ns);
+  EXPECT_EQ(config.experiment_length_ns, defaults.experiment_length_ns);
+  EXPECT_TRUE(config.binary_scope.empty());
+  EXPECT_FALSE(config.end_to_end);
+  EXPECT_FALSE(config.fixed_line);
+  EXPECT_FALSE(config.fixed_speedup_percent);
+  EXPECT_FALSE(config.seed_given);
+  EXPECT_FALSE(config.force_timer_sampler);
+  EXPECT_FALSE(config.follow_children);
 }
 
 }  // namespace

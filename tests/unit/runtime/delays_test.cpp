@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "os/os.h"
+#include "threads/settle.h"
 
 namespace whatif::delays {
 namespace {
@@ -73,26 +74,28 @@ TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
 
 TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
   GlobalDelays global;
-  LocalDelays waker, sleeper;
+  LocalDelays waker;
+  threads::ThreadState sleeper;  // blocks through the production path
   start_experiment(global, 4 * kMs);
-  before_blocking(global, sleeper);
+  threads::before_blocking(global, sleeper);
   credit_selected_sample(global, waker);  // accrues while the sleeper is blocked
-  after_blocking(global, sleeper, /*woken_by_thread=*/true);
-  EXPECT_EQ(sleeper.paused_ns.load(), 0u);
-  EXPECT_EQ(sleeper.local_ns.load(), global.global_ns.load());
+  after_blocking(global, sleeper.delays, /*woken_by_thread=*/true);
+  EXPECT_EQ(sleeper.delays.paused_ns.load(), 0u);
+  EXPECT_EQ(sleeper.delays.local_ns.load(), global.global_ns.load());
 }
 
 TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
   // The profiler credits samples late: a thread's own sample can be credited while it is blocked.
   // Its wake-up must not add that raise again, or its clock runs ahead and drags the global one.
   GlobalDelays global;
-  LocalDelays sleeper, other;
+  LocalDelays other;
+  threads::ThreadState sleeper;  // blocks through the production path
   start_experiment(global, 4 * kMs);
-  before_blocking(global, sleeper);
-  credit_selected_sample(global, sleeper);  // its last sample before blocking, credited now
-  after_blocking(global, sleeper, /*woken_by_thread=*/true);
-  EXPECT_EQ(sleeper.local_ns.load(), global.global_ns.load());
-  credit_selected_sample(global, sleeper);
+  threads::before_blocking(global, sleeper);
+  credit_selected_sample(global, sleeper.delays);  // its last sample before blocking, credited now
+  after_blocking(global, sleeper.delays, /*woken_by_thread=*/true);
+  EXPECT_EQ(sleeper.delays.local_ns.load(), global.global_ns.load());
+  credit_selected_sample(global, sleeper.delays);
   EXPECT_EQ(global.global_ns.load(), 8 * kMs) << "two samples, two delays";
   catch_up(global, other);
   EXPECT_EQ(other.local_ns.load(), 8 * kMs);
@@ -101,12 +104,13 @@ TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
 
 TEST(Delays, ThreadWokenByTimeoutOrIoExecutesDelaysAfterwards) {
   GlobalDelays global;
-  LocalDelays waker, sleeper;
+  LocalDelays waker;
+  threads::ThreadState sleeper;  // blocks through the production path
   start_experiment(global, 4 * kMs);
-  before_blocking(global, sleeper);
+  threads::before_blocking(global, sleeper);
   credit_selected_sample(global, waker);
   uint64_t start = os::monotonic_ns();
-  after_blocking(global, sleeper, /*woken_by_thread=*/false);
+  after_blocking(global, sleeper.delays, /*woken_by_thread=*/false);
   EXPECT_GE(os::monotonic_ns() - start, 4 * kMs);
 }
 

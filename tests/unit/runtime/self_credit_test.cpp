@@ -177,7 +177,7 @@ TEST(SettleDelays, AHolderCreditsItsOwnSampleBeforeItWakesTheWaiter) {
   FakeSampler& ring = *fake;
   holder.sampler = std::move(fake);
   start_experiment(global, 4 * kMs, 0x1000, 0x1100);
-  delays::before_blocking(global, waiter.delays);  // the waiter blocks in pthread_mutex_lock
+  threads::before_blocking(global, waiter);  // the waiter blocks in pthread_mutex_lock
   ring.ring.push(sample_at(0x1040));                // in the selected line
   ring.ring.push(sample_at(0x5000));                // elsewhere
   threads::settle_delays(global, holder);              // pthread_mutex_unlock: before waking
@@ -234,6 +234,31 @@ TEST(ProfilerCredits, IsTheComplementOfTheOwnersCredit) {
   sample = sample_at(0x1040);
   sample.owner_scanned = true;
   EXPECT_TRUE(threads::profiler_credits(sample, published)) << "a range past the published table";
+}
+
+TEST(SettleDelays, BeforeBlockingCreditsOwnSamplesPaysWhatItOwesAndMarksTheThreadBlocked) {
+  // What facade::before_blocking (every interposed blocking call) runs: a thread about to block
+  // credits its own samples in the selected line (so those it wakes later see them), pays the delay
+  // it owes, and only then counts as blocked, when the profiler stops waiting for it.
+  delays::GlobalDelays global;
+  threads::ThreadState blocker, debtor;
+  auto fake = std::make_unique<FakeSampler>();
+  fake->ring.push(sample_at(0x1040));  // its own sample in the selected line
+  blocker.sampler = std::move(fake);
+  start_experiment(global, 2 * kMs, 0x1000, 0x1100);
+  threads::before_blocking(global, blocker);
+  EXPECT_EQ(global.global_ns.load(), 2 * kMs) << "its own sample raised the global clock before it blocked";
+  EXPECT_EQ(blocker.delays.paused_ns.load(), 0u) << "its own sample counts as its pause";
+  EXPECT_TRUE(blocker.delays.blocked.load());
+  threads::before_blocking(global, debtor);  // owes the 2 ms the blocker's sample added
+  EXPECT_EQ(debtor.delays.local_ns.load(), 2 * kMs);
+  EXPECT_EQ(debtor.delays.paused_ns.load(), 2 * kMs + debtor.delays.excess_ns) << "it paid what it owed first";
+  EXPECT_TRUE(debtor.delays.blocked.load());
+  global.raise_to(6 * kMs);  // more samples elsewhere while both are blocked
+  EXPECT_FALSE(delays::owes_while_running(blocker.delays, 6 * kMs)) << "a blocked thread is not waited for";
+  EXPECT_FALSE(delays::owes_while_running(debtor.delays, 6 * kMs));
+  delays::after_blocking(global, debtor.delays, /*woken_by_thread=*/true);
+  EXPECT_FALSE(debtor.delays.blocked.load());
 }
 
 TEST(SettleDelays, NothingIsCreditedDuringABaseline) {

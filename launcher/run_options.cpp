@@ -1,0 +1,37 @@
+// Encodes `whatif run`'s options as the WHATIF_* environment libwhatif.so reads (format/environment.json).
+// Launcher process, single-threaded; also compiled into the config round-trip unit test.
+#include "run_options.h"
+
+#include <cmath>
+
+#include "whatif/environment.h"
+
+namespace whatif::cli {
+
+Environment runtime_environment(const RunOptions& options, const std::string& absolute_output) {
+  namespace env = whatif::environment;
+  auto nanoseconds = [](double ms) { return std::to_string(std::llround(ms * 1e6)); };
+  Environment out = {
+      {env::kOutput, absolute_output},
+      {env::kFormat, options.format},
+      {env::kSamplingPeriodNs, nanoseconds(options.sampling_period_ms)},
+      {env::kExperimentLengthNs, nanoseconds(options.experiment_length_ms)},
+      {env::kCommand, env::join(options.command, env::kCommandSeparator)},
+  };
+  auto list = [&](const char* name, const std::vector<std::string>& items) {
+    if (!items.empty()) out.emplace_back(name, env::join(items, env::kListSeparator));
+  };
+  list(env::kBinaryScope, options.binary_scope);
+  list(env::kSourceScope, options.source_scope);
+  list(env::kProgressPoints, options.progress_points);
+  list(env::kSampledPoints, options.sampled_points);
+  if (options.end_to_end) out.emplace_back(env::kEndToEnd, "1");
+  if (!options.fixed_line.empty()) out.emplace_back(env::kFixedLine, options.fixed_line);
+  if (options.fixed_speedup >= 0) out.emplace_back(env::kFixedSpeedup, std::to_string(options.fixed_speedup));
+  if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
+  if (options.sampler == "timer") out.emplace_back(env::kSampler, "timer");
+  if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
+  return out;
+}
+
+}  // namespace whatif::cli

@@ -1,0 +1,37 @@
+// What `whatif run` was asked for (its command line) and how it reaches libwhatif.so: the WHATIF_*
+// environment of format/environment.json. Launcher process, single-threaded.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace whatif::cli {
+
+struct RunOptions {
+  std::vector<std::string> binary_scope;
+  std::vector<std::string> source_scope;
+  std::vector<std::string> progress_points;
+  std::vector<std::string> sampled_points;
+  std::string output;
+  bool end_to_end = false;
+  std::string fixed_line;
+  int fixed_speedup = -1;
+  double sampling_period_ms = 1.0;
+  double experiment_length_ms = 100.0;
+  long long seed = -1;
+  std::string format = "whatif";
+  std::string sampler = "auto";
+  bool append = false;
+  bool follow_children = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+using Environment = std::vector<std::pair<std::string, std::string>>;
+
+/// The launcher->runtime variables for `options`, writing to `absolute_output` (names and encodings
+/// from whatif/environment.h; the runtime's config::Config::from_environment decodes them). Not
+/// LD_PRELOAD or WHATIF_LOG, which depend on the launcher's own environment.
+Environment runtime_environment(const RunOptions& options, const std::string& absolute_output);
+
+}  // namespace whatif::cli

@@ -1,0 +1,60 @@
+// Integration tests: Threads: thousands of them, threads started before main, detached threads busy at exit.
+// Runs in the gtest process through the harness (harness.h); each program is a child process.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness.h"
+
+namespace itest {
+namespace {
+
+class ManyThreads : public Integration, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ManyThreads, ThousandsOfThreadsRunAndAreProfiled) {
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("many_threads"), GetParam(), "1200"});
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("threads=1200 ok"), std::string::npos) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GT(samples_for(p, marker_spec("many_threads.c", "many-work")), 0);
+  EXPECT_EQ(p.runtimes.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Creation, ManyThreads, ::testing::Values("waves", "all"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST_F(Integration, ThreadsAndProgressPointsFromAStaticConstructor) {
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("static_ctor")},
+                  {{"ITEST_CTOR_MS", "900"}, {"ITEST_MAIN_MS", "700"}});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  long in_constructor = 0, early = 0;
+  for (const Experiment& x : p.experiments) {
+    const PointObservation *a = point(x, "in-constructor"), *b = point(x, "early-thread");
+    if (a != nullptr) in_constructor += static_cast<long>(a->delta);
+    if (b != nullptr) early += static_cast<long>(b->delta);
+  }
+  EXPECT_GT(in_constructor, 0) << "the progress point visited in a static constructor was not counted";
+  EXPECT_GT(early, 0) << "threads created before main were not counted";
+  EXPECT_GT(samples_for(p, marker_spec("static_ctor.cpp", "ctor-work")), 0);
+  EXPECT_GT(samples_for(p, marker_spec("static_ctor.cpp", "early-work")), 0) << "threads started before main are not sampled";
+}
+
+TEST_F(Integration, MainReturnsWhileDetachedThreadsAreBusy) {
+  for (int run = 0; run < 4; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::string out = path("p" + std::to_string(run) + ".jsonl");
+    Exit e = whatif(out, {"--experiment-length", "20"}, {program("detached"), "300"});
+    ASSERT_EQ(e.status, 0) << e;
+    Profile p = load_profile(out);
+    check_well_formed(p);
+    EXPECT_EQ(p.runtimes.size(), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace itest
