@@ -16,6 +16,25 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+bool finite(double value) { return std::isfinite(value); }
+
+/// Per-experiment relative noise of a point's period, pooled over the lines' own baselines.
+struct Noise {
+  bool known = false;
+  double sigma = 0;  ///< relative standard deviation of one experiment's period
+  int degrees = 0;
+  double t = kNaN;   ///< two-sided 95% Student-t multiplier for `degrees`
+};
+
+/// Student-t 97.5% quantile by the Cornish-Fisher expansion to 1/df^2 (within 4% from 4 degrees of
+/// freedom up, exact in the limit); plain products so JavaScript gets the same bits.
+double t975(int degrees) {
+  const double z = 1.959963984540054;
+  const double z3 = z * z * z, z5 = z3 * z * z;
+  const double df = static_cast<double>(degrees);
+  return z + (z3 + z) / 4 / df + (5 * z5 + 16 * z3 + 3 * z) / 96 / (df * df);
+}
+
 /// One experiment's contribution to one progress point: D and the point's counts (I = L_avg * D).
 struct Unit {
   double duration = 0;
@@ -91,20 +110,32 @@ double quantile(std::vector<double>& values, double p) {
   return values[lower] + (values[lower + 1] - values[lower]) * fraction;
 }
 
-void set_ci(std::vector<double>& samples, bool& has_ci, double& low, double& high) {
-  if (samples.empty()) return;
-  has_ci = true;
-  low = quantile(samples, 0.025);
-  high = quantile(samples, 0.975);
+/// The 95% interval from its two sources: the bootstrap's percentiles (when every cell it resamples
+/// has two experiments or more: one experiment shows no spread) and the noise floor value ± half
+/// (when the point's noise is known). Both: their hull. Neither: unknown.
+void set_ci(std::vector<double>& samples, bool bootstrap_complete, double value, double half, bool& has_ci,
+            double& low, double& high) {
+  bool from_bootstrap = bootstrap_complete && !samples.empty();
+  bool from_noise = finite(half);
+  has_ci = from_bootstrap || from_noise;
+  if (from_bootstrap) {
+    low = quantile(samples, 0.025);
+    high = quantile(samples, 0.975);
+  }
+  if (from_noise) {
+    low = from_bootstrap ? std::min(low, value - half) : value - half;
+    high = from_bootstrap ? std::max(high, value + half) : value + half;
+  }
 }
 
-bool finite(double value) { return std::isfinite(value); }
 
 /// Per point: units by line, then by speedup key (per mille).
 struct PointData {
   PointKind kind = PointKind::throughput;
   std::map<std::string, std::map<long, std::vector<Unit>>> by_line;
   std::vector<Unit> baseline;  ///< every speedup-0 unit of every line: the run-wide baseline
+  std::vector<std::string> baseline_lines;  ///< the selected line of each baseline unit
+  Noise noise;
   PointSummary summary;
 };
 
@@ -155,6 +186,37 @@ PhaseCorrection phase_for(const LineData& line, const Options& options) {
   return phase;
 }
 
+/// Each baseline experiment's period relative to its own line's pooled baseline period, summed in
+/// experiment order: sigma^2 = sum (p_i / P_line - 1)^2 / (experiments - lines). Within-line
+/// deviations, so that lines selected in different phases of the program do not count as noise.
+Noise estimate_noise(const PointData& data) {
+  Noise noise;
+  std::map<std::string, std::pair<double, int>> lines;  // line -> (pooled baseline period, experiments)
+  double sum = 0;
+  int used = 0;
+  for (size_t i = 0; i < data.baseline.size(); ++i) {
+    auto [it, inserted] = lines.try_emplace(data.baseline_lines[i], kNaN, 0);
+    if (inserted) it->second.first = period_of(data.kind, data.by_line.at(it->first).at(0));
+    const Unit& unit = data.baseline[i];
+    double own = period(data.kind, unit.duration, unit.visits, unit.in_flight);
+    double pooled = it->second.first;
+    if (!finite(own) || !finite(pooled)) continue;
+    double r = own / pooled - 1;
+    sum += r * r;
+    ++used;
+    ++it->second.second;
+  }
+  int groups = 0;
+  for (const auto& [name, line] : lines) groups += line.second > 0;
+  noise.degrees = used - groups;
+  if (noise.degrees >= kMinNoiseDegrees) {
+    noise.known = true;
+    noise.sigma = std::sqrt(sum / noise.degrees);
+    noise.t = t975(noise.degrees);
+  }
+  return noise;
+}
+
 PointResult analyse_point(const std::string& line, const std::string& name, const PointData& data,
                           const std::map<long, std::vector<Unit>>& groups, double factor,
                           const Options& options) {
@@ -175,22 +237,27 @@ PointResult analyse_point(const std::string& line, const std::string& name, cons
   } else {
     return result;
   }
+  const bool own_baseline = result.baseline == Baseline::line;
+  const double n0 = static_cast<double>(baseline->size());
 
   // Levels with a valid period, ascending speedup; the baseline level (own) is exactly 0.
   double base = period_of(data.kind, *baseline);
   std::vector<long> keys;
   std::vector<const std::vector<Unit>*> level_units;
+  std::vector<double> ratios;  ///< p_x / p_0 per level (0 for the own baseline, which has no error)
   for (const auto& [key, units] : groups) {
-    if (key == 0 && result.baseline == Baseline::line) {
+    if (key == 0 && own_baseline) {
       keys.push_back(0);
       level_units.push_back(&units);
-      result.curve.push_back({0, 0, options.bootstrap > 0, 0, 0, static_cast<int>(units.size())});
+      ratios.push_back(0);
+      result.curve.push_back({0, 0, true, 0, 0, static_cast<int>(units.size())});
       continue;
     }
     double value = period_of(data.kind, units);
     if (!finite(value)) continue;
     keys.push_back(key);
     level_units.push_back(&units);
+    ratios.push_back(value / base);
     CurvePoint point;
     point.speedup = static_cast<double>(key) / 1000;
     point.program_speedup = (1 - value / base) * factor;
@@ -198,12 +265,14 @@ PointResult analyse_point(const std::string& line, const std::string& name, cons
     result.curve.push_back(point);
   }
   if (result.curve.empty()) return result;
+  auto fixed = [&](size_t i) { return keys[i] == 0 && own_baseline; };
 
   // Fit points: the curve, anchored at (0, 0) when the line has no baseline level of its own.
+  const size_t offset = keys.front() != 0 ? 1 : 0;
   auto fit_points = [&](const std::vector<double>& ys, std::vector<double>& fx, std::vector<double>& fy) {
     fx.clear();
     fy.clear();
-    if (keys.front() != 0) {
+    if (offset) {
       fx.push_back(0);
       fy.push_back(0);
     }
@@ -225,16 +294,70 @@ PointResult analyse_point(const std::string& line, const std::string& name, cons
   result.max = *std::max_element(ys.begin(), ys.end());
   result.min = *std::min_element(ys.begin(), ys.end());
 
+  // Evidence: distinct non-zero speedups and experiments on the curve.
+  int nonzero = 0, curve_experiments = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    nonzero += keys[i] != 0;
+    curve_experiments += result.curve[i].n_experiments;
+  }
+  result.enough_evidence = nonzero >= kMinEvidenceSpeedups && curve_experiments >= kMinEvidenceExperiments;
+
+  // Noise floor (delta method): y_i = f (1 - p_i / p_0) with relative errors e_i ~ sigma / sqrt(n_i) in
+  // p_i and e_0 ~ sigma / sqrt(n_0) in p_0, so dy_i = -f R_i (e_i - e_0). A linear combination
+  // sum_i a_i y_i (impact: trapezoid weights; slope: least-squares weights) has variance
+  // f^2 sigma^2 [sum_i (a_i R_i)^2 / n_i + (sum_i a_i R_i)^2 / n_0]: the shared baseline adds up.
+  std::vector<double> half_level(keys.size(), kNaN);
+  double half_impact = kNaN, half_slope = kNaN;
+  const Noise& noise = data.noise;
+  if (noise.known) {
+    const double scale = noise.t * noise.sigma * std::fabs(factor);
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (!fixed(i))
+        half_level[i] = scale * std::fabs(ratios[i]) *
+                        std::sqrt(1 / static_cast<double>(level_units[i]->size()) + 1 / n0);
+    const size_t m = fx.size();
+    const double top = fx.back();
+    double xs = 0;
+    for (size_t j = 0; j < m; ++j) xs += fx[j];
+    const double xm = xs / static_cast<double>(m);
+    double sxx = 0;
+    for (size_t j = 0; j < m; ++j) sxx += (fx[j] - xm) * (fx[j] - xm);
+    double impact_sq = 0, impact_lin = 0, slope_sq = 0, slope_lin = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (fixed(i)) continue;
+      const size_t j = i + offset;
+      const double left = j > 0 ? fx[j] - fx[j - 1] : 0;
+      const double right = j + 1 < m ? fx[j + 1] - fx[j] : 0;
+      const double a = (left + right) / 2 / top * ratios[i];
+      const double c = (fx[j] - xm) / sxx * ratios[i];
+      const double n = static_cast<double>(level_units[i]->size());
+      impact_sq += a * a / n;
+      impact_lin += a;
+      slope_sq += c * c / n;
+      slope_lin += c;
+    }
+    if (result.impact.valid) half_impact = scale * std::sqrt(impact_sq + impact_lin * impact_lin / n0);
+    if (result.slope.valid) half_slope = scale * std::sqrt(slope_sq + slope_lin * slope_lin / n0);
+    if (result.impact.valid) {
+      result.has_rank_bound = true;
+      result.rank_bound = result.impact.value - half_impact;
+    }
+  }
+
+  // Bootstrap: complete for a value when every cell it resamples has two experiments or more.
+  bool complete_all = n0 >= 2;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!fixed(i)) complete_all = complete_all && level_units[i]->size() >= 2;
+  std::vector<std::vector<double>> level_samples(keys.size());
+  std::vector<double> impact_samples, slope_samples;
   if (options.bootstrap > 0) {
     Mulberry32 rng(options.seed ^ fnv1a(line + "\n" + name));
-    std::vector<std::vector<double>> level_samples(keys.size());
-    std::vector<double> impact_samples, slope_samples;
     std::vector<double> replicate(keys.size());
     for (int b = 0; b < options.bootstrap; ++b) {
       double base_b = resampled_period(data.kind, *baseline, rng);
       bool complete = true;
       for (size_t i = 0; i < keys.size(); ++i) {
-        if (keys[i] == 0 && result.baseline == Baseline::line) {
+        if (fixed(i)) {
           replicate[i] = 0;
           continue;
         }
@@ -250,22 +373,38 @@ PointResult analyse_point(const std::string& line, const std::string& name, cons
       if (finite(impact_b)) impact_samples.push_back(impact_b);
       if (finite(slope_b)) slope_samples.push_back(slope_b);
     }
-    for (size_t i = 0; i < keys.size(); ++i) {
-      CurvePoint& point = result.curve[i];
-      if (keys[i] == 0 && result.baseline == Baseline::line) continue;  // [0, 0] by definition
-      if (point.n_experiments < 2) continue;  // one experiment has no spread to resample
-      set_ci(level_samples[i], point.has_ci, point.ci_low, point.ci_high);
-    }
-    if (result.impact.valid)
-      set_ci(impact_samples, result.impact.has_ci, result.impact.ci_low, result.impact.ci_high);
-    if (result.slope.valid)
-      set_ci(slope_samples, result.slope.has_ci, result.slope.ci_low, result.slope.ci_high);
   }
-  int nonzero = 0;
-  for (long key : keys) nonzero += key != 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    CurvePoint& point = result.curve[i];
+    if (fixed(i)) continue;  // [0, 0] by definition
+    set_ci(level_samples[i], n0 >= 2 && level_units[i]->size() >= 2, point.program_speedup, half_level[i],
+           point.has_ci, point.ci_low, point.ci_high);
+  }
+  if (result.impact.valid)
+    set_ci(impact_samples, complete_all, result.impact.value, half_impact, result.impact.has_ci,
+           result.impact.ci_low, result.impact.ci_high);
+  if (result.slope.valid)
+    set_ci(slope_samples, complete_all, result.slope.value, half_slope, result.slope.has_ci, result.slope.ci_low,
+           result.slope.ci_high);
   result.contention = result.slope.valid && result.slope.has_ci && result.slope.ci_high < 0 &&
                       result.slope.value <= kContentionSlope && nonzero >= 2;
   return result;
+}
+
+/// Ranking order of two impacts (docs/report.md, "Ranking"): enough evidence first, then a known
+/// noise floor first, then the higher conservative bound, then the higher impact. Negative: a first.
+int compare_rank(bool evidence_a, bool bounded_a, double bound_a, double impact_a, bool evidence_b, bool bounded_b,
+                 double bound_b, double impact_b) {
+  if (evidence_a != evidence_b) return evidence_a ? -1 : 1;
+  if (bounded_a != bounded_b) return bounded_a ? -1 : 1;
+  if (bounded_a && bound_a != bound_b) return bound_a > bound_b ? -1 : 1;
+  if (impact_a != impact_b) return impact_a > impact_b ? -1 : 1;
+  return 0;
+}
+
+bool ranks_before(const PointResult& a, const PointResult& b) {
+  return compare_rank(a.enough_evidence, a.has_rank_bound, a.rank_bound, a.impact.value, b.enough_evidence,
+                      b.has_rank_bound, b.rank_bound, b.impact.value) < 0;
 }
 
 std::string list_some(const std::vector<std::string>& names, size_t limit) {
@@ -350,6 +489,7 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
         data.by_line[experiment.selected][key].push_back(unit);
         if (key == 0) {
           data.baseline.push_back(unit);
+          data.baseline_lines.push_back(experiment.selected);
           ++data.summary.baseline_experiments;
         }
         ++data.summary.experiments;
@@ -377,6 +517,10 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
   for (auto& [name, data] : points) {
     PointSummary& summary = data.summary;
     summary.mean_visits = summary.experiments ? summary.visits / summary.experiments : 0;
+    data.noise = estimate_noise(data);
+    summary.noise_known = data.noise.known;
+    summary.noise = data.noise.sigma;
+    summary.noise_degrees = data.noise.degrees;
     if (summary.mean_visits < kMinVisitsPerExperiment)
       report.warnings.push_back(fmt::format(
           "progress point '{}' has only {:.1f} {} per experiment on average: its rates are noisy; put it "
@@ -385,6 +529,12 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
     if (summary.baseline_experiments == 0)
       report.warnings.push_back(fmt::format(
           "progress point '{}' has no baseline (speedup 0) experiments: no speedups can be computed for it", name));
+    else if (!data.noise.known)
+      report.warnings.push_back(fmt::format(
+          "progress point '{}' has too few repeated baseline (speedup 0) experiments to estimate their noise "
+          "({} degrees of freedom, {} needed): speedups measured once have no interval, and lines are ranked "
+          "by impact alone",
+          name, data.noise.degrees, kMinNoiseDegrees));
     report.points.push_back(summary);
   }
   if (points.empty() && report.n_experiments > 0)
@@ -401,6 +551,7 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
     result.phase = phase_for(data, options);
     if (result.phase.applied) ++report.phase_corrected_lines;
     bool uses_run_baseline = false;
+    const PointResult* ranking = nullptr;  // the line's ranking point
     for (auto& [point_name, point] : points) {
       auto groups = point.by_line.find(name);
       if (groups == point.by_line.end()) continue;
@@ -408,10 +559,16 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
           analyse_point(name, point_name, point, groups->second, result.phase.factor, options);
       uses_run_baseline |= point_result.baseline == Baseline::run;
       result.contention |= point_result.contention;
-      if (point_result.impact.valid && (!options.point || *options.point == point_name))
-        if (!result.rank_impact || point_result.impact.value > *result.rank_impact)
-          result.rank_impact = point_result.impact.value;
       result.points.push_back(std::move(point_result));
+    }
+    for (const PointResult& point : result.points)
+      if (point.impact.valid && (!options.point || *options.point == point.name) &&
+          (!ranking || ranks_before(point, *ranking)))
+        ranking = &point;
+    if (ranking) {
+      result.rank_impact = ranking->impact.value;
+      if (ranking->has_rank_bound) result.rank_bound = ranking->rank_bound;
+      result.enough_evidence = ranking->enough_evidence;
     }
     if (uses_run_baseline) run_baseline_lines.push_back(name);
     report.lines.push_back(std::move(result));
@@ -424,7 +581,10 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
 
   std::stable_sort(report.lines.begin(), report.lines.end(), [](const LineResult& a, const LineResult& b) {
     if (a.rank_impact.has_value() != b.rank_impact.has_value()) return a.rank_impact.has_value();
-    if (a.rank_impact && *a.rank_impact != *b.rank_impact) return *a.rank_impact > *b.rank_impact;
+    if (!a.rank_impact) return a.line < b.line;
+    int order = compare_rank(a.enough_evidence, a.rank_bound.has_value(), a.rank_bound.value_or(0), *a.rank_impact,
+                             b.enough_evidence, b.rank_bound.has_value(), b.rank_bound.value_or(0), *b.rank_impact);
+    if (order != 0) return order < 0;
     return a.line < b.line;
   });
   return report;

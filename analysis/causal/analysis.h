@@ -1,7 +1,8 @@
 // Causal-profile analysis: per line and progress point, the program speedup predicted at each
-// measured line speedup, impact (average over the curve), slope, bootstrap 95% CIs, contention,
-// baselines, combined runs and phase correction (Coz paper, eq. 8). Mirrored by viewer/src/analysis.js;
-// both are checked against the same golden vectors (tests/fixtures/profiles/golden/).
+// measured line speedup, impact (average over the curve), slope, 95% CIs (bootstrap, never narrower
+// than the run's measured per-experiment noise), contention, baselines, combined runs, phase correction
+// (Coz paper, eq. 8) and the evidence-aware ranking. Mirrored by viewer/src/analysis.js; both are
+// checked against the same golden vectors (tests/fixtures/profiles/golden/).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -19,7 +20,8 @@ struct Options {
   std::optional<std::string> point;  ///< rank by this progress point (default: best of all)
 };
 
-/// A value with its bootstrap 95% interval. `valid` is false when it cannot be computed.
+/// A value with its 95% interval (docs/report.md, "95% intervals"). `valid` is false when the value
+/// cannot be computed; `has_ci` is false when its uncertainty is unknown.
 struct Estimate {
   bool valid = false;
   double value = 0;
@@ -53,6 +55,9 @@ struct PointResult {
   int n_experiments = 0;
   int n_speedups = 0;
   bool contention = false;  ///< falling curve: slope <= kContentionSlope and its upper 95% bound < 0
+  bool enough_evidence = false;  ///< >= kMinEvidenceSpeedups non-zero speedups, >= kMinEvidenceExperiments
+  bool has_rank_bound = false;   ///< the point's noise is known (PointSummary::noise_known)
+  double rank_bound = 0;         ///< impact minus the half-width of its noise-floor interval
 };
 
 struct PhaseCorrection {
@@ -67,7 +72,9 @@ struct LineResult {
   int n_speedups = 0;
   PhaseCorrection phase;
   std::vector<PointResult> points;
-  std::optional<double> rank_impact;  ///< the impact used for ranking
+  std::optional<double> rank_impact;  ///< the impact of the line's ranking point
+  std::optional<double> rank_bound;   ///< that point's rank_bound (conservative impact), when known
+  bool enough_evidence = false;       ///< of that point; lines without it rank after all others
   bool contention = false;
 };
 
@@ -78,6 +85,9 @@ struct PointSummary {
   double visits = 0;         ///< total deltas (throughput) or arrivals (latency)
   double mean_visits = 0;    ///< per experiment
   int baseline_experiments = 0;
+  bool noise_known = false;  ///< at least kMinNoiseDegrees degrees of freedom
+  double noise = 0;          ///< per-experiment relative standard deviation of the baseline period
+  int noise_degrees = 0;     ///< its degrees of freedom: baseline experiments minus lines pooled
 };
 
 struct Report {
@@ -85,13 +95,21 @@ struct Report {
   int n_experiments = 0;
   int phase_corrected_lines = 0;
   std::vector<PointSummary> points;
-  std::vector<LineResult> lines;  ///< ranked: highest impact first, then by name
+  std::vector<LineResult> lines;  ///< ranked (docs/report.md, "Ranking")
   std::vector<std::string> warnings;
 };
 
 /// Contention needs a slope at or below this (besides an upper 95% bound below zero): a practically
 /// relevant slowdown, not just a statistically detectable one.
 inline constexpr double kContentionSlope = -0.05;
+
+/// The per-experiment noise of a point is estimated only with at least this many degrees of freedom.
+inline constexpr int kMinNoiseDegrees = 4;
+
+/// A point's curve is evidence enough for ranking with at least this many distinct non-zero speedups
+/// and this many experiments (its own baseline included); lines below rank after all others.
+inline constexpr int kMinEvidenceSpeedups = 2;
+inline constexpr int kMinEvidenceExperiments = 3;
 
 /// Too few visits per experiment for a progress point to give a usable rate.
 inline constexpr double kMinVisitsPerExperiment = 5;

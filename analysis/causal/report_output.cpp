@@ -84,7 +84,9 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                       {"experiments", point.experiments},
                       {"visits", point.visits},
                       {"mean_visits_per_experiment", point.mean_visits},
-                      {"baseline_experiments", point.baseline_experiments}});
+                      {"baseline_experiments", point.baseline_experiments},
+                      {"noise", number_or_null(point.noise_known, point.noise)},
+                      {"noise_degrees", point.noise_degrees}});
   }
   root["points"] = points;
   root["warnings"] = report.warnings;
@@ -100,6 +102,8 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                       {"experiments", line.n_experiments},
                       {"speedups", line.n_speedups},
                       {"impact", line.rank_impact ? json(*line.rank_impact) : json(nullptr)},
+                      {"rank_bound", line.rank_bound ? json(*line.rank_bound) : json(nullptr)},
+                      {"enough_evidence", line.enough_evidence},
                       {"contention", line.contention},
                       {"phase_correction",
                        {{"applied", line.phase.applied},
@@ -127,6 +131,8 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                             {"max", number_or_null(has_curve, point.max)},
                             {"min", number_or_null(has_curve, point.min)},
                             {"contention", point.contention},
+                            {"enough_evidence", point.enough_evidence},
+                            {"rank_bound", number_or_null(point.has_rank_bound, point.rank_bound)},
                             {"curve", curve}});
     }
     line_json["points"] = point_list;
@@ -143,7 +149,7 @@ std::string render_json(const Report& report, const std::vector<Profile>& profil
 std::string render_csv(const Report& report, const OutputOptions& output) {
   std::string out =
       "rank,line,point,kind,impact,impact_ci_low,impact_ci_high,slope,slope_ci_low,slope_ci_high,max,min,"
-      "experiments,speedups,baseline,contention,phase_factor\n";
+      "experiments,speedups,baseline,contention,phase_factor,rank_bound,enough_evidence\n";
   auto num = [](bool valid, double value) {
     return valid && std::isfinite(value) ? fmt::format("{:.6g}", value) : std::string();
   };
@@ -157,13 +163,14 @@ std::string render_csv(const Report& report, const OutputOptions& output) {
     for (const PointResult& point : line.points) {
       if (!shown(point, output)) continue;
       bool curve = !point.curve.empty();
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank, csv_field(line.line),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", rank, csv_field(line.line),
                          csv_field(point.name), kind_name(point.kind), num(point.impact.valid, point.impact.value),
                          num(point.impact.has_ci, point.impact.ci_low), num(point.impact.has_ci, point.impact.ci_high),
                          num(point.slope.valid, point.slope.value), num(point.slope.has_ci, point.slope.ci_low),
                          num(point.slope.has_ci, point.slope.ci_high), num(curve, point.max), num(curve, point.min),
                          point.n_experiments, point.n_speedups, baseline_name(point.baseline),
-                         point.contention ? "yes" : "no", num(true, line.phase.factor));
+                         point.contention ? "yes" : "no", num(true, line.phase.factor),
+                         num(point.has_rank_bound, point.rank_bound), point.enough_evidence ? "yes" : "no");
     }
   }
   return out;
@@ -191,7 +198,9 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
                        report.phase_corrected_lines, report.lines.size());
   else
     out += "phase correction: not applied (the profiles lack per-line sample totals or run time)\n";
-  out += "impact = mean predicted program speedup over the measured line speedups; 95% CIs by bootstrap\n\n";
+  out += "impact = mean predicted program speedup over the measured line speedups; 95% CIs by bootstrap, never\n"
+         "narrower than the run's per-experiment noise; ranked by the impact's lower noise bound, lines with\n"
+         "not enough evidence (under 2 non-zero speedups or 3 experiments) last\n\n";
 
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"});
@@ -218,6 +227,7 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
       if (point.baseline == Baseline::none) notes.push_back("no baseline");
       if (point.kind == PointKind::latency) notes.push_back("latency");
       if (point.n_speedups < 3) notes.push_back("few speedups");
+      if (!point.curve.empty() && !point.enough_evidence) notes.push_back("not enough evidence");
       std::string note_text;
       for (const std::string& n : notes) note_text += (note_text.empty() ? "" : ", ") + n;
       rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name, impact, ci, slope, max,

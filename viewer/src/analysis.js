@@ -1,10 +1,14 @@
-// The viewer's analysis: a line-for-line mirror of launcher/analysis/analysis.cpp (same sums in the
-// same order, the same Mulberry32 bootstrap), checked against the same golden vectors. Point
-// estimates are computed for every line up front; bootstrap CIs on demand (ensureIntervals).
+// The viewer's analysis: a line-for-line mirror of analysis/causal/analysis.cpp (same sums in the
+// same order, the same Mulberry32 bootstrap, the same ranking), checked against the same golden vectors.
+// Point estimates, noise-floor intervals and the ranking are computed for every line up front;
+// bootstrap CIs on demand (ensureIntervals), so the ranking never waits for the bootstrap.
 
 export const DEFAULT_OPTIONS = Object.freeze({ bootstrap: 500, seed: 1, phaseCorrection: true, point: null });
 export const CONTENTION_SLOPE = -0.05;
 export const MIN_VISITS_PER_EXPERIMENT = 5;
+export const MIN_NOISE_DEGREES = 4;
+export const MIN_EVIDENCE_SPEEDUPS = 2;
+export const MIN_EVIDENCE_EXPERIMENTS = 3;
 
 /** Mulberry32 with 32-bit integer arithmetic, identical to the C++ class. */
 export function mulberry32(seed) {
@@ -157,7 +161,7 @@ function collect(profiles, report) {
         if (duplicate) continue;
         let data = points.get(observation.name);
         if (!data) {
-          data = { kind: observation.kind, byLine: new Map(), baseline: [],
+          data = { kind: observation.kind, byLine: new Map(), baseline: [], baselineLines: [], noise: null,
             summary: { name: observation.name, kind: observation.kind, experiments: 0, visits: 0, meanVisits: 0, baselineExperiments: 0 } };
           points.set(observation.name, data);
         } else if (data.kind !== observation.kind) {
@@ -172,7 +176,11 @@ function collect(profiles, report) {
         let group = groups.get(key);
         if (!group) { group = []; groups.set(key, group); }
         group.push(unit);
-        if (key === 0) { data.baseline.push(unit); data.summary.baselineExperiments++; }
+        if (key === 0) {
+          data.baseline.push(unit);
+          data.baselineLines.push(experiment.selected);
+          data.summary.baselineExperiments++;
+        }
         data.summary.experiments++;
         data.summary.visits += unit.visits;
       }
@@ -191,36 +199,91 @@ function collect(profiles, report) {
   return { points, lines, invalid };
 }
 
-/** Point estimates for one line and point; `state` keeps what ensureIntervals needs. */
+/**
+ * Per-experiment relative noise of a point's period, pooled over the lines' own baselines, summed in
+ * experiment order: sigma^2 = sum (p_i / P_line - 1)^2 / (experiments - lines) (as in analysis.cpp).
+ */
+function estimateNoise(data) {
+  const lines = new Map();  // line -> { pooled, used }
+  let sum = 0, used = 0;
+  for (let i = 0; i < data.baseline.length; i++) {
+    const lineName = data.baselineLines[i];
+    let line = lines.get(lineName);
+    if (!line) {
+      line = { pooled: periodOf(data.kind, data.byLine.get(lineName).get(0)), used: 0 };
+      lines.set(lineName, line);
+    }
+    const u = data.baseline[i];
+    const own = period(data.kind, u.duration, u.visits, u.inFlight);
+    if (!finite(own) || !finite(line.pooled)) continue;
+    const r = own / line.pooled - 1;
+    sum += r * r;
+    used++;
+    line.used++;
+  }
+  let groups = 0;
+  for (const line of lines.values()) groups += line.used > 0 ? 1 : 0;
+  const degrees = used - groups;
+  if (degrees < MIN_NOISE_DEGREES) return { known: false, sigma: 0, degrees, t: NaN };
+  return { known: true, sigma: Math.sqrt(sum / degrees), degrees, t: t975(degrees) };
+}
+
+/** Student-t 97.5% quantile by the Cornish-Fisher expansion to 1/df^2, as in analysis.cpp. */
+function t975(degrees) {
+  const z = 1.959963984540054;
+  const z3 = z * z * z, z5 = z3 * z * z;
+  const df = degrees;
+  return z + (z3 + z) / 4 / df + (5 * z5 + 16 * z3 + 3 * z) / 96 / (df * df);
+}
+
+/**
+ * The 95% interval from the bootstrap's percentiles (when complete: every resampled cell has two
+ * experiments or more) and the noise floor value ± half (when finite): their hull, or null.
+ */
+function combine(samples, complete, value, half) {
+  const boot = complete ? interval(samples) : null;
+  const noise = finite(half);
+  if (!boot && !noise) return null;
+  if (!noise) return boot;
+  if (!boot) return [value - half, value + half];
+  return [Math.min(boot[0], value - half), Math.max(boot[1], value + half)];
+}
+
+/** Point estimates, noise-floor intervals and the rank bound; `state` keeps what ensureIntervals needs. */
 function analysePoint(lineName, name, data, groupsMap, factor) {
   const groups = [...groupsMap.entries()].sort((a, b) => byKey(a[0], b[0]));
   const result = { name, kind: data.kind, baseline: 'none', curve: [], impact: null, slope: null, intercept: null,
-    max: null, min: null, experiments: 0, speedups: groups.length, contention: false, intervals: false };
+    max: null, min: null, experiments: 0, speedups: groups.length, contention: false, intervals: false,
+    enoughEvidence: false, rankBound: null };
   for (const [, units] of groups) result.experiments += units.length;
   const own = groupsMap.get(0);
   let baseline = null;
   if (own && finite(periodOf(data.kind, own))) { baseline = own; result.baseline = 'line'; }
   else if (data.baseline.length && finite(periodOf(data.kind, data.baseline))) { baseline = data.baseline; result.baseline = 'run'; }
   else return result;
+  const ownBaseline = result.baseline === 'line';
+  const n0 = baseline.length;
 
   const base = periodOf(data.kind, baseline);
-  const keys = [], levels = [];
+  const keys = [], levels = [], ratios = [];
   for (const [key, units] of groups) {
-    if (key === 0 && result.baseline === 'line') {
-      keys.push(0); levels.push(units);
-      result.curve.push({ speedup: 0, programSpeedup: 0, ciLow: null, ciHigh: null, experiments: units.length });
+    if (key === 0 && ownBaseline) {
+      keys.push(0); levels.push(units); ratios.push(0);
+      result.curve.push({ speedup: 0, programSpeedup: 0, ciLow: 0, ciHigh: 0, experiments: units.length });
       continue;
     }
     const value = periodOf(data.kind, units);
     if (!finite(value)) continue;
-    keys.push(key); levels.push(units);
+    keys.push(key); levels.push(units); ratios.push(value / base);
     result.curve.push({ speedup: key / 1000, programSpeedup: (1 - value / base) * factor, ciLow: null, ciHigh: null,
       experiments: units.length });
   }
   if (result.curve.length === 0) return result;
+  const fixed = (i) => keys[i] === 0 && ownBaseline;
+  const offset = keys[0] !== 0 ? 1 : 0;
   const fitPoints = (ys) => {
     const fx = [], fy = [];
-    if (keys[0] !== 0) { fx.push(0); fy.push(0); }
+    if (offset) { fx.push(0); fy.push(0); }
     for (let i = 0; i < keys.length; i++) { fx.push(keys[i] / 1000); fy.push(ys[i]); }
     return [fx, fy];
   };
@@ -233,48 +296,105 @@ function analysePoint(lineName, name, data, groupsMap, factor) {
   result.intercept = finite(intercept) ? intercept : null;
   result.max = Math.max(...ys);
   result.min = Math.min(...ys);
-  Object.defineProperty(result, 'state', { value: { lineName, data, baseline, keys, levels, factor, fitPoints }, enumerable: false });
+
+  let nonzero = 0, curveExperiments = 0;
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] !== 0) nonzero++;
+    curveExperiments += result.curve[i].experiments;
+  }
+  result.enoughEvidence = nonzero >= MIN_EVIDENCE_SPEEDUPS && curveExperiments >= MIN_EVIDENCE_EXPERIMENTS;
+
+  // Noise floor by the delta method (see analysis.cpp for the derivation).
+  const halfLevel = keys.map(() => NaN);
+  let halfImpact = NaN, halfSlope = NaN;
+  const noise = data.noise;
+  if (noise.known) {
+    const scale = noise.t * noise.sigma * Math.abs(factor);
+    for (let i = 0; i < keys.length; i++) {
+      if (!fixed(i)) halfLevel[i] = scale * Math.abs(ratios[i]) * Math.sqrt(1 / levels[i].length + 1 / n0);
+    }
+    const m = fx.length;
+    const top = fx[m - 1];
+    let xs = 0;
+    for (let j = 0; j < m; j++) xs += fx[j];
+    const xm = xs / m;
+    let sxx = 0;
+    for (let j = 0; j < m; j++) sxx += (fx[j] - xm) * (fx[j] - xm);
+    let impactSq = 0, impactLin = 0, slopeSq = 0, slopeLin = 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (fixed(i)) continue;
+      const j = i + offset;
+      const left = j > 0 ? fx[j] - fx[j - 1] : 0;
+      const right = j + 1 < m ? fx[j + 1] - fx[j] : 0;
+      const a = (left + right) / 2 / top * ratios[i];
+      const c = (fx[j] - xm) / sxx * ratios[i];
+      const n = levels[i].length;
+      impactSq += a * a / n;
+      impactLin += a;
+      slopeSq += c * c / n;
+      slopeLin += c;
+    }
+    if (result.impact) halfImpact = scale * Math.sqrt(impactSq + impactLin * impactLin / n0);
+    if (result.slope) halfSlope = scale * Math.sqrt(slopeSq + slopeLin * slopeLin / n0);
+    if (result.impact) result.rankBound = result.impact.value - halfImpact;
+  }
+  let completeAll = n0 >= 2;
+  for (let i = 0; i < keys.length; i++) if (!fixed(i)) completeAll = completeAll && levels[i].length >= 2;
+  const halves = { level: halfLevel, impact: halfImpact, slope: halfSlope };
+  Object.defineProperty(result, 'state',
+    { value: { lineName, data, baseline, keys, levels, factor, fitPoints, fixed, completeAll, halves }, enumerable: false });
+  setIntervals(result, keys.map(() => []), [], []);
   return result;
 }
 
-/** Fills bootstrap 95% CIs into a point result (idempotent). */
-export function ensureIntervals(point, options = DEFAULT_OPTIONS) {
-  if (point.intervals || !point.state || !(options.bootstrap > 0)) return point;
-  const { lineName, data, baseline, keys, levels, factor, fitPoints } = point.state;
-  const ownBaseline = point.baseline === 'line';
-  const next = mulberry32((options.seed ^ fnv1a(`${lineName}\n${point.name}`)) >>> 0);
-  const packedBaseline = pack(baseline);
-  const packedLevels = levels.map(pack);
-  const levelSamples = keys.map(() => []);
-  const impactSamples = [], slopeSamples = [];
-  const replicate = new Array(keys.length);
-  for (let b = 0; b < options.bootstrap; b++) {
-    const baseB = resampledPeriod(data.kind, packedBaseline, next);
-    let complete = true;
-    for (let i = 0; i < keys.length; i++) {
-      if (keys[i] === 0 && ownBaseline) { replicate[i] = 0; continue; }
-      const value = resampledPeriod(data.kind, packedLevels[i], next);
-      replicate[i] = (1 - value / baseB) * factor;
-      if (finite(replicate[i])) levelSamples[i].push(replicate[i]);
-      else complete = false;
-    }
-    if (!complete) continue;
-    const [fx, fy] = fitPoints(replicate);
-    const impactB = meanHeight(fx, fy);
-    const slopeB = fit(fx, fy)[0];
-    if (finite(impactB)) impactSamples.push(impactB);
-    if (finite(slopeB)) slopeSamples.push(slopeB);
-  }
+/** Sets every interval of a point from bootstrap samples (empty: the noise floor alone). */
+function setIntervals(point, levelSamples, impactSamples, slopeSamples) {
+  const { baseline, levels, fixed, completeAll, halves } = point.state;
   point.curve.forEach((c, i) => {
-    if (keys[i] === 0 && ownBaseline) { c.ciLow = 0; c.ciHigh = 0; return; }
-    if (c.experiments < 2) return;  // one experiment has no spread to resample
-    const ci = interval(levelSamples[i]);
-    if (ci) [c.ciLow, c.ciHigh] = ci;
+    if (fixed(i)) return;  // [0, 0] by definition
+    const ci = combine(levelSamples[i], baseline.length >= 2 && levels[i].length >= 2, c.programSpeedup, halves.level[i]);
+    [c.ciLow, c.ciHigh] = ci ?? [null, null];
   });
-  const impactCi = interval(impactSamples);
-  if (point.impact && impactCi) [point.impact.ciLow, point.impact.ciHigh] = impactCi;
-  const slopeCi = interval(slopeSamples);
-  if (point.slope && slopeCi) [point.slope.ciLow, point.slope.ciHigh] = slopeCi;
+  if (point.impact) {
+    [point.impact.ciLow, point.impact.ciHigh] =
+      combine(impactSamples, completeAll, point.impact.value, halves.impact) ?? [null, null];
+  }
+  if (point.slope) {
+    [point.slope.ciLow, point.slope.ciHigh] =
+      combine(slopeSamples, completeAll, point.slope.value, halves.slope) ?? [null, null];
+  }
+}
+
+/** Fills bootstrap 95% CIs (hulled with the noise floor) and the contention flag into a point (idempotent). */
+export function ensureIntervals(point, options = DEFAULT_OPTIONS) {
+  if (point.intervals || !point.state) return point;
+  const { lineName, data, baseline, keys, levels, factor, fitPoints, fixed } = point.state;
+  if (options.bootstrap > 0) {
+    const next = mulberry32((options.seed ^ fnv1a(`${lineName}\n${point.name}`)) >>> 0);
+    const packedBaseline = pack(baseline);
+    const packedLevels = levels.map(pack);
+    const levelSamples = keys.map(() => []);
+    const impactSamples = [], slopeSamples = [];
+    const replicate = new Array(keys.length);
+    for (let b = 0; b < options.bootstrap; b++) {
+      const baseB = resampledPeriod(data.kind, packedBaseline, next);
+      let complete = true;
+      for (let i = 0; i < keys.length; i++) {
+        if (fixed(i)) { replicate[i] = 0; continue; }
+        const value = resampledPeriod(data.kind, packedLevels[i], next);
+        replicate[i] = (1 - value / baseB) * factor;
+        if (finite(replicate[i])) levelSamples[i].push(replicate[i]);
+        else complete = false;
+      }
+      if (!complete) continue;
+      const [fx, fy] = fitPoints(replicate);
+      const impactB = meanHeight(fx, fy);
+      const slopeB = fit(fx, fy)[0];
+      if (finite(impactB)) impactSamples.push(impactB);
+      if (finite(slopeB)) slopeSamples.push(slopeB);
+    }
+    setIntervals(point, levelSamples, impactSamples, slopeSamples);
+  }
   const nonzero = keys.filter((k) => k !== 0).length;
   point.contention = !!(point.slope && point.slope.ciHigh !== null && point.slope.ciHigh < 0 &&
     point.slope.value <= CONTENTION_SLOPE && nonzero >= 2);
@@ -287,6 +407,29 @@ export function ensureLineIntervals(line, options = DEFAULT_OPTIONS) {
   for (const point of line.points) ensureIntervals(point, options);
   line.contention = line.points.some((p) => p.contention);
   return line;
+}
+
+/**
+ * Ranking order of two impacts (docs/report.md, "Ranking"): enough evidence first, then a known noise
+ * floor first, then the higher conservative bound, then the higher impact. Negative: a first.
+ */
+function rankOrder(a, b) {
+  if (a.enoughEvidence !== b.enoughEvidence) return a.enoughEvidence ? -1 : 1;
+  if ((a.rankBound === null) !== (b.rankBound === null)) return a.rankBound !== null ? -1 : 1;
+  if (a.rankBound !== null && a.rankBound !== b.rankBound) return a.rankBound > b.rankBound ? -1 : 1;
+  if (a.impact.value !== b.impact.value) return a.impact.value > b.impact.value ? -1 : 1;
+  return 0;
+}
+
+/** The report's order of lines (the viewer's default view): ranked lines, then those without an impact. */
+export function compareLines(a, b) {
+  if ((a.rankImpact === null) !== (b.rankImpact === null)) return a.rankImpact === null ? 1 : -1;
+  if (a.rankImpact !== null) {
+    const order = rankOrder({ enoughEvidence: a.enoughEvidence, rankBound: a.rankBound, impact: { value: a.rankImpact } },
+      { enoughEvidence: b.enoughEvidence, rankBound: b.rankBound, impact: { value: b.rankImpact } });
+    if (order !== 0) return order;
+  }
+  return byName(a.line, b.line);
 }
 
 function listSome(names, limit) {
@@ -310,6 +453,10 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
     const data = points.get(name);
     const s = data.summary;
     s.meanVisits = s.experiments ? s.visits / s.experiments : 0;
+    data.noise = estimateNoise(data);
+    s.noiseKnown = data.noise.known;
+    s.noise = data.noise.sigma;
+    s.noiseDegrees = data.noise.degrees;
     if (s.meanVisits < MIN_VISITS_PER_EXPERIMENT) {
       report.warnings.push(`progress point '${name}' has only ${s.meanVisits.toFixed(1)} ` +
         `${data.kind === 'latency' ? 'arrivals' : 'visits'} per experiment on average: its rates are noisy; put it ` +
@@ -318,6 +465,10 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
     if (s.baselineExperiments === 0) {
       report.warnings.push(`progress point '${name}' has no baseline (speedup 0) experiments: no speedups can be ` +
         'computed for it');
+    } else if (!data.noise.known) {
+      report.warnings.push(`progress point '${name}' has too few repeated baseline (speedup 0) experiments to ` +
+        `estimate their noise (${data.noise.degrees} degrees of freedom, ${MIN_NOISE_DEGREES} needed): speedups ` +
+        'measured once have no interval, and lines are ranked by impact alone');
     }
     report.points.push(s);
   }
@@ -330,7 +481,8 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
   for (const name of [...lines.keys()].sort(byName)) {
     const data = lines.get(name);
     const result = { line: name, experiments: data.experiments, speedups: data.speedups.size,
-      phase: phaseFor(data, options), points: [], rankImpact: null, contention: false };
+      phase: phaseFor(data, options), points: [], rankImpact: null, rankBound: null, enoughEvidence: false,
+      contention: false };
     if (result.phase.applied) report.phaseCorrectedLines++;
     let usesRun = false;
     for (const pointName of pointNames) {
@@ -339,10 +491,18 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
       if (!groups) continue;
       const pr = analysePoint(name, pointName, point, groups, result.phase.factor);
       usesRun ||= pr.baseline === 'run';
-      if (pr.impact && (!options.point || options.point === pointName)) {
-        if (result.rankImpact === null || pr.impact.value > result.rankImpact) result.rankImpact = pr.impact.value;
-      }
       result.points.push(pr);
+    }
+    let ranking = null;  // the line's ranking point
+    for (const pr of result.points) {
+      if (pr.impact && (!options.point || options.point === pr.name) && (!ranking || rankOrder(pr, ranking) < 0)) {
+        ranking = pr;
+      }
+    }
+    if (ranking) {
+      result.rankImpact = ranking.impact.value;
+      result.rankBound = ranking.rankBound;
+      result.enoughEvidence = ranking.enoughEvidence;
     }
     if (usesRun) runBaselineLines.push(name);
     if (eager) ensureLineIntervals(result, options);
@@ -352,10 +512,6 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
     report.warnings.push(`${runBaselineLines.length} line(s) have no baseline (speedup 0) experiments of their own; ` +
       `their predictions use the run-wide baseline: ${listSome(runBaselineLines, 5)}`);
   }
-  report.lines.sort((a, b) => {
-    if ((a.rankImpact === null) !== (b.rankImpact === null)) return a.rankImpact === null ? 1 : -1;
-    if (a.rankImpact !== null && a.rankImpact !== b.rankImpact) return b.rankImpact - a.rankImpact;
-    return byName(a.line, b.line);
-  });
+  report.lines.sort(compareLines);
   return report;
 }

@@ -2,7 +2,7 @@
 // analyses them together, and renders the summary, controls and one speedup plot per line. All
 // profile-derived text goes through textContent, never innerHTML.
 import { parseProfile } from './parse.js';
-import { analyse, ensureLineIntervals, DEFAULT_OPTIONS } from './analysis.js';
+import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './analysis.js';
 import { speedupChart, PALETTE } from './chart.js';
 
 const $ = (id) => document.getElementById(id);
@@ -72,7 +72,8 @@ function renderSummary() {
   report.points.forEach((p, i) => {
     legend.append(el('span', { class: 'legend-item' },
       el('span', { class: 'swatch', style: `background:${PALETTE[i % PALETTE.length]}` }),
-      el('span', { text: `${p.name} — ${p.kind}, ${p.meanVisits.toFixed(0)} ${p.kind === 'latency' ? 'arrivals' : 'visits'}/experiment` })));
+      el('span', { text: `${p.name} — ${p.kind}, ${p.meanVisits.toFixed(0)} ${p.kind === 'latency' ? 'arrivals' : 'visits'}/experiment, ` +
+        (p.noiseKnown ? `noise ±${(p.noise * 100).toFixed(1)}%/experiment` : 'noise unknown') })));
   });
   summary.append(legend);
   const warnings = [
@@ -116,7 +117,10 @@ const lineMax = (line) => Math.max(...line.points.map((p) => (p.max ?? -Infinity
 const lineMin = (line) => Math.min(...line.points.map((p) => (p.min ?? Infinity)));
 const lineSlope = (line) => Math.max(...line.points.map((p) => (p.slope ? p.slope.value : -Infinity)));
 
+// `rank` is the report's order (whatif report's too): lines with enough evidence first, by the impact's
+// lower noise bound (analysis.js compareLines). The others sort by one number, evidence aside.
 const SORTS = {
+  rank: compareLines,
   impact: (a, b) => (b.rankImpact ?? -Infinity) - (a.rankImpact ?? -Infinity) || a.line.localeCompare(b.line),
   max: (a, b) => lineMax(b) - lineMax(a) || a.line.localeCompare(b.line),
   min: (a, b) => lineMin(a) - lineMin(b) || a.line.localeCompare(b.line),
@@ -150,7 +154,7 @@ function applyView() {
   if (file) lines = lines.filter((l) => fileOf(l.line) === file);
   if (text) lines = lines.filter((l) => l.line.toLowerCase().includes(text) || sourceText(l).toLowerCase().includes(text));
   if (contentionOnly) lines = lines.filter((l) => ensureLineIntervals(l, state.report.options).contention);
-  lines = [...lines].sort(SORTS[sort] || SORTS.impact);
+  lines = [...lines].sort(SORTS[sort] || SORTS.rank);
   state.visible = lines;
   $('count').textContent = `showing ${lines.length} of ${state.report.lines.length} lines`;
   renderPlots();
@@ -218,7 +222,12 @@ function card(line, rank) {
     el('span', { class: 'name', text: `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
     dir ? el('span', { class: 'dir', text: dir.length > 40 ? `…${dir.slice(-40)}` : dir }) : null);
   if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
-  const article = el('article', { class: 'card', 'data-line': line.line }, title, metricsOf(line),
+  const weak = line.rankImpact !== null && !line.enoughEvidence;
+  if (weak) {
+    title.append(el('span', { class: 'badge weak', text: 'not enough evidence',
+      title: 'fewer than 2 non-zero speedups or 3 experiments: ranked after the better-measured lines' }));
+  }
+  const article = el('article', { class: weak ? 'card weak' : 'card', 'data-line': line.line }, title, metricsOf(line),
     el('div', { class: 'chart' }));
   const snippet = findSource(line.line);
   if (snippet) {

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseProfile } from '../src/parse.js';
-import { analyse, mulberry32, fnv1a } from '../src/analysis.js';
+import { analyse, ensureLineIntervals, mulberry32, fnv1a } from '../src/analysis.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'tests', 'fixtures', 'profiles');
 const load = (name) => parseProfile(readFileSync(join(fixtures, name), 'utf8'), name);
@@ -19,15 +19,20 @@ function goldenOf(report) {
     for (const p of line.points) {
       points[p.name] = {
         kind: p.kind, baseline: p.baseline, impact: estimate(p.impact), slope: estimate(p.slope),
-        contention: p.contention,
+        contention: p.contention, enough_evidence: p.enoughEvidence, rank_bound: p.rankBound,
         curve: p.curve.map((c) => ({ speedup: c.speedup, program_speedup: c.programSpeedup, ci_low: c.ciLow,
           ci_high: c.ciHigh, n_experiments: c.experiments })),
       };
     }
     lines[line.line] = { experiments: line.experiments, speedups: line.speedups,
-      phase_correction: { applied: line.phase.applied, factor: line.phase.factor }, points };
+      phase_correction: { applied: line.phase.applied, factor: line.phase.factor },
+      enough_evidence: line.enoughEvidence, rank_bound: line.rankBound, points };
   }
-  return lines;
+  const noise = {};
+  for (const p of report.points) {
+    noise[p.name] = { known: p.noiseKnown, sigma: p.noiseKnown ? p.noise : null, degrees: p.noiseDegrees };
+  }
+  return { lines, ranking: report.lines.map((l) => l.line), noise };
 }
 
 function matches(expected, actual, tolerance, where) {
@@ -53,7 +58,10 @@ function checkGolden(file, fixtureNames) {
   const o = golden.options;
   const report = analyse((fixtureNames ?? golden.fixtures).map(load),
     { bootstrap: o.bootstrap, seed: o.seed, phaseCorrection: o.phase_correction });
-  matches(golden.lines, goldenOf(report), golden.tolerance, file);
+  const actual = goldenOf(report);
+  for (const key of ['lines', 'ranking', 'noise']) {
+    if (key in golden) matches(golden[key], actual[key], golden.tolerance, `${file}.${key}`);
+  }
 }
 
 for (const file of readdirSync(join(fixtures, 'golden')).filter((f) => f.endsWith('.expected.json'))) {
@@ -105,7 +113,7 @@ test('latency: a shorter latency is a positive speedup', () => {
 
 test('experiments with an effective duration at or below zero add like the rest', () => {
   const report = analyse([load('full-speedup.jsonl')], { bootstrap: 0, phaseCorrection: false });
-  assert.deepEqual(report.warnings, []);
+  assert.deepEqual(report.warnings.filter((w) => w.includes('skipped')), []);
   const curve = report.lines[0].points[0].curve;
   assert.equal(curve[1].speedup, 1);
   assert.ok(Math.abs(curve[1].programSpeedup - (1 - 99.5 / 200)) < 1e-9, JSON.stringify(curve));
@@ -177,4 +185,45 @@ test("Coz's wrapped unsigned duration and difference read as negative: dropped a
   assert.equal(req.curve.length, done.curve.length);
   req.curve.forEach((c, i) => assert.ok(Math.abs(c.programSpeedup - done.curve[i].programSpeedup) < 1e-9));
   assert.ok(!report.warnings.some((w) => w.includes('skipped')), report.warnings.join('; '));
+});
+
+test('ranks by evidence, not by single experiments (as the C++ test RanksByEvidenceNotBySingleExperiments)', () => {
+  // evidence.jsonl: W (14 experiments, impact 0.1), M (one experiment at each of 0, 0.5, 1; impact 0.15),
+  // S (one experiment at x = 1; impact 0.175). Ranking by impact put S first and gave M a zero-width
+  // interval (bootstrap of single experiments).
+  for (const [options, eager] of [[{}, true], [{ bootstrap: 0 }, true], [{}, false]]) {
+    const report = analyse([load('evidence.jsonl')], options, { eager });
+    const [well, few, single] = report.lines;
+    assert.deepEqual(report.lines.map((l) => l.line), ['src/evidence.cpp:10', 'src/evidence.cpp:30', 'src/evidence.cpp:20']);
+    assert.ok(single.rankImpact > few.rankImpact && few.rankImpact > well.rankImpact);
+    assert.deepEqual([well.enoughEvidence, few.enoughEvidence, single.enoughEvidence], [true, true, false]);
+    for (const line of report.lines) ensureLineIntervals(line, report.options);
+    const once = single.points[0].curve.at(-1);
+    assert.ok(once.ciHigh - once.ciLow > 0.15, JSON.stringify(once));
+    const fewImpact = few.points[0].impact;
+    assert.ok(fewImpact.ciHigh - fewImpact.ciLow > 0.2, JSON.stringify(fewImpact));
+    const singleImpact = single.points[0].impact;
+    assert.ok(singleImpact.ciHigh - singleImpact.ciLow > 0.09, JSON.stringify(singleImpact));
+  }
+});
+
+test('the ranking does not depend on the bootstrap', () => {
+  const order = (options) => analyse([load('basic.jsonl')], options).lines.map((l) => l.line);
+  assert.deepEqual(order({ seed: 99 }), order({}));
+  assert.deepEqual(order({ bootstrap: 0 }), order({}));
+});
+
+test('without enough baseline experiments, single experiments have no interval', () => {
+  const rows = [[0, 1000], [0, 1010], [0.5, 1200], [1, 1400]];
+  const profile = parseProfile(['{"type":"header","format":"whatif-profile","version":1}', ...rows.map(([speedup, delta]) =>
+    `{"type":"experiment","selected":"a.c:1","speedup":${speedup},"effective_duration_ns":100000000,` +
+    `"points":[{"name":"done","kind":"throughput","delta":${delta}}]}`)].join('\n') + '\n', 'few');
+  const report = analyse([profile]);
+  const point = report.lines[0].points[0];
+  assert.equal(report.points[0].noiseKnown, false);
+  assert.equal(point.rankBound, null);
+  assert.ok(point.impact.value > 0);
+  assert.equal(point.impact.ciLow, null);
+  point.curve.forEach((c) => assert.equal(c.ciLow !== null, c.speedup === 0, JSON.stringify(c)));
+  assert.ok(report.warnings.some((w) => w.includes('too few repeated baseline')));
 });

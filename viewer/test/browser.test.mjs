@@ -101,8 +101,12 @@ test('plots off the first screen are drawn when scrolled into view', async () =>
 test('sort orders', async () => {
   const tab = await open([join(fixtures, 'basic.jsonl')]);
   const base = (names) => names.map((n) => n.split('/').pop());
+  // Default: the report's rank. parse.cpp:7 and worker.cpp:57 have equal impacts (11.39%, 11.41%);
+  // parse.cpp:7's lower noise bound is higher.
   assert.deepEqual(base(await cardNames(tab)),
-    ['worker.cpp:42', 'worker.cpp:57', 'parse.cpp:7', 'hash.h:120', 'util.cpp:88', 'queue.cpp:17']);
+    ['worker.cpp:42', 'parse.cpp:7', 'worker.cpp:57', 'hash.h:120', 'util.cpp:88', 'queue.cpp:17']);
+  await tab.selectOption('#sort', 'impact');
+  assert.deepEqual(base(await cardNames(tab)).slice(0, 3), ['worker.cpp:42', 'worker.cpp:57', 'parse.cpp:7']);
   await tab.selectOption('#sort', 'name');
   assert.deepEqual(base(await cardNames(tab)),
     ['hash.h:120', 'parse.cpp:7', 'queue.cpp:17', 'util.cpp:88', 'worker.cpp:42', 'worker.cpp:57']);
@@ -233,6 +237,33 @@ function whatifBinary() {
     join(root, 'build-view', 'launcher', 'whatif')].filter(Boolean);
   return candidates.find((c) => existsSync(c));
 }
+
+test('the default view shows what whatif report shows, in its order, flagging thin evidence', async () => {
+  const profile = join(fixtures, 'evidence.jsonl');
+  const tab = await open([profile]);
+  const expected = ['src/evidence.cpp:10', 'src/evidence.cpp:30', 'src/evidence.cpp:20'];
+  assert.deepEqual(await cardNames(tab), expected);
+  if (whatifBinary()) {
+    const report = JSON.parse(execFileSync(whatifBinary(), ['report', profile, '--format', 'json'], { encoding: 'utf8' }));
+    assert.deepEqual(report.lines.map((l) => l.line), expected);
+    assert.deepEqual(report.lines.map((l) => l.enough_evidence), [true, true, false]);
+  }
+  const flagged = await tab.$$eval('#plots .card', (cards) => cards.map((c) => !!c.querySelector('.badge.weak')));
+  assert.deepEqual(flagged, [false, false, true]);
+  assert.match(await tab.locator('#plots .card').last().locator('.metrics').textContent(), /impact \+17\.5% \[\+12\.\d%, \+22\.\d%\]/);
+  await tab.screenshot({ path: join(artifacts, 'viewer-evidence.png'), fullPage: true });
+  assert.deepEqual(tab.errors, []);
+  await tab.close();
+  // basic.jsonl: every line shown by default, as in the report.
+  const basic = await open([join(fixtures, 'basic.jsonl')]);
+  assert.equal(await basic.locator('#min-points').inputValue(), '0');
+  if (whatifBinary()) {
+    const report = JSON.parse(execFileSync(whatifBinary(),
+      ['report', join(fixtures, 'basic.jsonl'), '--format', 'json'], { encoding: 'utf8' }));
+    assert.deepEqual(await cardNames(basic), report.lines.map((l) => l.line));
+  }
+  await basic.close();
+});
 
 test('whatif view embeds profiles safely', { skip: !whatifBinary() && 'whatif not built' }, async () => {
   const profile = join(scratch, '<script>alert(1)<script>.jsonl');

@@ -58,14 +58,34 @@ json golden_of(const Report& report) {
                          {"n_experiments", c.n_experiments}});
       points[point.name] = {{"kind", kind_name(point.kind)}, {"baseline", baseline_name(point.baseline)},
                             {"impact", estimate(point.impact)}, {"slope", estimate(point.slope)},
-                            {"contention", point.contention}, {"curve", curve}};
+                            {"contention", point.contention}, {"enough_evidence", point.enough_evidence},
+                            {"rank_bound", point.has_rank_bound ? json(point.rank_bound) : json(nullptr)},
+                            {"curve", curve}};
     }
     lines[line.line] = {{"experiments", line.n_experiments},
                         {"speedups", line.n_speedups},
                         {"phase_correction", {{"applied", line.phase.applied}, {"factor", line.phase.factor}}},
+                        {"enough_evidence", line.enough_evidence},
+                        {"rank_bound", line.rank_bound ? json(*line.rank_bound) : json(nullptr)},
                         {"points", points}};
   }
   return lines;
+}
+
+/// The report's order of lines and each point's noise estimate (shared with the JS tests).
+json ranking_of(const Report& report) {
+  json names = json::array();
+  for (const LineResult& line : report.lines) names.push_back(line.line);
+  return names;
+}
+
+json noise_of(const Report& report) {
+  json noise = json::object();
+  for (const PointSummary& point : report.points)
+    noise[point.name] = {{"known", point.noise_known},
+                         {"sigma", point.noise_known ? json(point.noise) : json(nullptr)},
+                         {"degrees", point.noise_degrees}};
+  return noise;
 }
 
 /// Every field of `expected` must be in `actual`; numbers agree within `tolerance` (absolute).
@@ -102,14 +122,16 @@ void check_golden(const std::string& golden_name, std::vector<std::string> fixtu
   std::vector<Profile> profiles;
   for (const std::string& name : fixtures) profiles.push_back(load(name));
   Report report = analyse(profiles, options_from(golden));
-  json actual = golden_of(report);
+  json actual = {{"lines", golden_of(report)}, {"ranking", ranking_of(report)}, {"noise", noise_of(report)}};
   const char* update = std::getenv("WHATIF_UPDATE_GOLDEN");
   if (update && *update == '1' && golden.value("recorded", false) && fixtures == golden["fixtures"]) {
-    golden["lines"] = actual;
+    for (const char* key : {"lines", "ranking", "noise"}) golden[key] = actual[key];
     std::ofstream(path) << golden.dump(2) << "\n";
     GTEST_SKIP() << "rewrote " << path;
   }
-  expect_matches(golden["lines"], actual, golden["tolerance"].get<double>(), golden_name);
+  for (const char* key : {"lines", "ranking", "noise"})
+    if (golden.contains(key))
+      expect_matches(golden[key], actual[key], golden["tolerance"].get<double>(), golden_name + "." + key);
 }
 
 // ---- readers -----------------------------------------------------------------------------------
@@ -148,7 +170,7 @@ TEST(Analysis, ExperimentsWithAnEffectiveDurationAtOrBelowZeroAddLikeTheRest) {
   options.bootstrap = 0;
   options.phase_correction = false;
   Report report = analyse({load("full-speedup.jsonl")}, options);
-  EXPECT_TRUE(report.warnings.empty()) << report.warnings.front();
+  for (const std::string& warning : report.warnings) EXPECT_EQ(warning.find("skipped"), std::string::npos) << warning;
   ASSERT_EQ(report.lines.size(), 1u);
   ASSERT_EQ(report.lines[0].points.size(), 1u);
   const PointResult& point = report.lines[0].points[0];
@@ -344,6 +366,7 @@ TEST(ReportGolden, CozProfile) { check_golden("coz-basic.expected.json"); }
 TEST(ReportGolden, LatencyProfile) { check_golden("latency.expected.json"); }
 TEST(ReportGolden, PhasedProfile) { check_golden("phased.expected.json"); }
 TEST(ReportGolden, PhasesOneThreadHandDerived) { check_golden("phases-one-thread.expected.json"); }
+TEST(ReportGolden, EvidenceHandDerived) { check_golden("evidence.expected.json"); }
 TEST(ReportGolden, CombinedRunsEqualTheWholeRun) {
   check_golden("basic.expected.json", {"split-a.jsonl", "split-b.jsonl"});
 }
@@ -451,18 +474,100 @@ TEST(Report, CozWrappedDurationsDoNotWreckImpacts) {
     EXPECT_EQ(warning.find("skipped"), std::string::npos) << warning;  // the reader dropped them, with notes
 }
 
-TEST(Report, BootstrapIsDeterministicPerSeed) {
+/// Every interval bound of a report, in order.
+std::vector<double> bounds_of(const Report& report) {
+  std::vector<double> bounds;
+  for (const LineResult& line : report.lines)
+    for (const PointResult& point : line.points) {
+      for (const CurvePoint& c : point.curve) bounds.insert(bounds.end(), {c.ci_low, c.ci_high});
+      bounds.insert(bounds.end(), {point.impact.ci_low, point.impact.ci_high, point.slope.ci_low, point.slope.ci_high});
+    }
+  return bounds;
+}
+
+std::vector<std::string> order_of(const Report& report) {
+  std::vector<std::string> names;
+  for (const LineResult& line : report.lines) names.push_back(line.line);
+  return names;
+}
+
+TEST(Report, BootstrapIsDeterministicPerSeedAndTheRankingIndependentOfIt) {
   Profile profile = load("basic.jsonl");
   Report a = analyse({profile}, Options{});
   Report b = analyse({profile}, Options{});
   Options other;
   other.seed = 99;
   Report c = analyse({profile}, other);
+  Options none;
+  none.bootstrap = 0;
+  Report d = analyse({profile}, none);
+  EXPECT_EQ(bounds_of(a), bounds_of(b));
+  EXPECT_NE(bounds_of(a), bounds_of(c));  // where the bootstrap is wider than the noise floor
   const PointResult& pa = a.lines.front().points[0];
-  EXPECT_EQ(pa.impact.ci_low, b.lines.front().points[0].impact.ci_low);
-  EXPECT_NE(pa.impact.ci_low, c.lines.front().points[0].impact.ci_low);
   EXPECT_LT(pa.impact.ci_low, pa.impact.value);
   EXPECT_GT(pa.impact.ci_high, pa.impact.value);
+  // The ranking uses the noise floor only: no seed or replicate count reorders lines.
+  EXPECT_EQ(order_of(a), order_of(c));
+  EXPECT_EQ(order_of(a), order_of(d));
+  EXPECT_TRUE(d.lines.front().points[0].impact.has_ci);  // without a bootstrap: the noise floor
+}
+
+TEST(Report, RanksByEvidenceNotBySingleExperiments) {
+  // evidence.jsonl (tests/fixtures/profiles/generate.py): W, 14 experiments, impact 0.1; M, one
+  // experiment at each of 0, 0.5 and 1, impact 0.15; S, one experiment at x = 1, impact 0.175. Ranking
+  // by impact put S first and gave M a zero-width interval (bootstrap of single experiments).
+  for (int bootstrap : {500, 0}) {
+    Options options;
+    options.bootstrap = bootstrap;
+    Report report = analyse({load("evidence.jsonl")}, options);
+    ASSERT_EQ(report.lines.size(), 3u);
+    const LineResult& well = report.lines[0];
+    const LineResult& few = report.lines[1];
+    const LineResult& single = report.lines[2];
+    EXPECT_EQ(well.line, "src/evidence.cpp:10") << bootstrap;
+    EXPECT_EQ(few.line, "src/evidence.cpp:30") << bootstrap;
+    EXPECT_EQ(single.line, "src/evidence.cpp:20") << bootstrap;
+    EXPECT_GT(*single.rank_impact, *few.rank_impact);  // the larger impacts rank lower: evidence decides
+    EXPECT_GT(*few.rank_impact, *well.rank_impact);
+    EXPECT_TRUE(well.enough_evidence);
+    EXPECT_TRUE(few.enough_evidence);
+    EXPECT_FALSE(single.enough_evidence);
+    ASSERT_TRUE(report.points.front().noise_known);
+    // Intervals of single experiments: as wide as the run's per-experiment noise (5%) makes them.
+    const CurvePoint& once = single.points[0].curve.back();
+    ASSERT_TRUE(once.has_ci);
+    EXPECT_GT(once.ci_high - once.ci_low, 0.15);
+    const Estimate& few_impact = few.points[0].impact;
+    ASSERT_TRUE(few_impact.has_ci);
+    EXPECT_GT(few_impact.ci_high - few_impact.ci_low, 0.2);
+    const Estimate& single_impact = single.points[0].impact;
+    ASSERT_TRUE(single_impact.has_ci);
+    EXPECT_GT(single_impact.ci_high - single_impact.ci_low, 0.09);
+  }
+}
+
+TEST(Report, WithoutEnoughBaselinesSingleExperimentsHaveNoInterval) {
+  // Two baseline experiments give one degree of freedom: the noise is unknown, and so is the interval
+  // of anything resting on a single experiment (never a zero-width one).
+  std::string text = "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n";
+  const std::pair<const char*, int> rows[] = {{"0", 1000}, {"0", 1010}, {"0.5", 1200}, {"1", 1400}};
+  for (const auto& [speedup, delta] : rows)
+    text += std::string("{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":") + speedup +
+            ",\"effective_duration_ns\":100000000,\"points\":[{\"name\":\"done\",\"kind\":\"throughput\",\"delta\":" +
+            std::to_string(delta) + "}]}\n";
+  auto profile = parse_profile(text, "few");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  Report report = analyse({*profile}, Options{});
+  ASSERT_EQ(report.lines.size(), 1u);
+  const PointResult& point = report.lines[0].points[0];
+  EXPECT_FALSE(report.points[0].noise_known);
+  EXPECT_FALSE(point.has_rank_bound);
+  EXPECT_TRUE(point.impact.valid);
+  EXPECT_FALSE(point.impact.has_ci);
+  for (const CurvePoint& c : point.curve) EXPECT_EQ(c.has_ci, c.speedup == 0) << c.speedup;
+  bool warned = false;
+  for (const std::string& warning : report.warnings) warned |= warning.find("too few repeated baseline") != std::string::npos;
+  EXPECT_TRUE(warned);
 }
 
 TEST(Report, GeneratorsMatchTheViewer) {  // same constants in viewer/test/analysis.test.mjs
@@ -503,6 +608,26 @@ TEST(ReportOutput, TextJsonCsv) {
   EXPECT_TRUE(parsed["lines"][0]["points"][0]["curve"][0].contains("n_experiments"));
   std::string csv = render_csv(report, output);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+}
+
+TEST(ReportOutput, FlagsLinesWithoutEnoughEvidenceAndListsThemLast) {
+  std::vector<Profile> profiles{load("evidence.jsonl")};
+  Report report = analyse(profiles, Options{});
+  json parsed = json::parse(render_json(report, profiles, OutputOptions{}));
+  ASSERT_EQ(parsed["lines"].size(), 3u);
+  EXPECT_EQ(parsed["lines"][0]["line"], "src/evidence.cpp:10");
+  EXPECT_EQ(parsed["lines"][0]["enough_evidence"], true);
+  EXPECT_TRUE(parsed["lines"][0]["rank_bound"].is_number());
+  EXPECT_EQ(parsed["lines"][2]["line"], "src/evidence.cpp:20");
+  EXPECT_EQ(parsed["lines"][2]["enough_evidence"], false);
+  EXPECT_TRUE(parsed["points"][0]["noise"].is_number());
+  std::string text = render_text(report, profiles, OutputOptions{});
+  size_t single = text.find("src/evidence.cpp:20");
+  ASSERT_NE(single, std::string::npos);
+  EXPECT_LT(text.find("src/evidence.cpp:10"), single);
+  EXPECT_NE(text.find("not enough evidence", single), std::string::npos);
+  std::string csv = render_csv(report, OutputOptions{});
+  EXPECT_NE(csv.find("enough_evidence"), std::string::npos);
 }
 
 }  // namespace
