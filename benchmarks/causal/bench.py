@@ -687,6 +687,8 @@ def main():
         results["accuracy"] = table
         results["runs"] = runs
         results["native_base"] = {wl: truth[wl]["base_samples"] for wl in workloads}
+        # Every native repeat (the metric per run), to judge the ground truth's noise afterwards.
+        results["native_samples"] = {"%s %s %g" % (wl, line or "-", s): xs for (wl, line, s), xs in raw.items()}
 
     if "overhead" not in skip:
         walls, exps = overhead(profilers, bindir, workloads, a.overhead_reps)

@@ -3,8 +3,9 @@
    and line C is a plain integer loop. The work of A and B is the number of calls (a fractional part
    is one call on that fraction of the buffer), so scaling the parameter by 1 - s is optimising the
    line by s. No waiting: speeding line X by s gains s * t_X / round. The samples for A and B land in
-   libc (no line of ours); a causal profiler must charge them to the calling line, as Coz's
-   `--fixed-line` does via the call stack, or it sees almost none of A's and B's time. */
+   libc (no line of ours): a causal profiler must charge them to the calling line through the call
+   stack, and libc's memset/memcpy are leaves without a frame of their own, so a frame-pointer walk
+   skips the caller's return address (it sits at the stack pointer, not above a saved frame). */
 #include "workload.h"
 
 #define BUF_BYTES (256u * 1024u) /* half this machine's 512 KiB L2 */
