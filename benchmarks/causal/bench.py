@@ -35,6 +35,23 @@ WORKLOADS = {
     "pipeline": {"params": {"a": 40, "b": 60}, "lines": ["A", "B"], "metric": "throughput"},
     "blockio":  {"params": {"a": 600, "b": 400}, "lines": ["A", "B"], "metric": "throughput"},
     "latency":  {"params": {"a": 300, "b": 500}, "lines": ["A", "B"], "metric": "latency"},
+    # Shapes the first seven do not cover, with other kinds of work (FLOPS, WALK, library calls and
+    # system calls, not only WORK's LCG), built without frame pointers, C and C++. "exe" names the
+    # binary (wl_EXE) and source (EXE.c or EXE.cpp) when two entries share one program.
+    "mix_fine":   {"exe": "mix", "params": {"a": 5, "b": 3, "c": 2, "items": 70000},
+                   "lines": ["A", "B", "C"], "metric": "throughput"},
+    "mix_coarse": {"exe": "mix", "params": {"a": 1000, "b": 600, "c": 300, "items": 400},
+                   "lines": ["A", "B", "C"], "metric": "throughput"},
+    "callee":   {"params": {"a": 30, "b": 20, "items": 15000}, "lines": ["A", "B"], "metric": "throughput"},
+    "libcall":  {"params": {"a": 136, "b": 20, "c": 225, "rounds": 1000}, "lines": ["A", "B", "C"],
+                 "metric": "throughput"},
+    "sleepy":   {"params": {"a": 500, "b": 100, "sleep_us": 400, "items": 800}, "lines": ["A", "B"],
+                 "metric": "throughput"},
+    "pingpong": {"params": {"a": 300, "b": 350, "c": 24, "items": 900}, "lines": ["A", "B", "C"],
+                 "metric": "throughput"},
+    "amdahl3":  {"params": {"a": 1200, "b": 1500, "rounds": 300}, "lines": ["A", "B"], "metric": "throughput"},
+    "cxxpipe":  {"params": {"a": 1050, "b": 1600, "items": 450}, "lines": ["A", "B"], "metric": "throughput"},
+    "cxxlock":  {"params": {"a": 800, "b": 1200, "items": 700}, "lines": ["A", "B"], "metric": "throughput"},
 }
 THROUGHPUT_POINT = "item"
 LATENCY_POINT = "request"
@@ -45,9 +62,19 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def exe_name(workload):
+    """The program a workload runs: wl_EXE, built from EXE.c or EXE.cpp (EXE = the key by default)."""
+    return WORKLOADS[workload].get("exe", workload)
+
+
+def source_path(workload):
+    base = os.path.join(HERE, exe_name(workload))
+    return base + ".cpp" if os.path.exists(base + ".cpp") else base + ".c"
+
+
 def line_numbers(workload):
     """Maps each `@line:X` marker in the workload's source to its line number."""
-    path = os.path.join(HERE, workload + ".c")
+    path = source_path(workload)
     found = {}
     with open(path) as f:
         for no, text in enumerate(f, 1):
@@ -236,7 +263,7 @@ class Coz(Profiler):
             self.ok, self.why = False, "coz not installed (apt-get install coz-profiler)"
 
     def binary(self, workload):
-        return os.path.join(self.bindir, "wl_%s_dwarf3" % workload)  # Coz reads DWARF <= 3 only
+        return os.path.join(self.bindir, "wl_%s_dwarf3" % exe_name(workload))  # Coz reads DWARF <= 3 only
 
     def command(self, workload, args, out, fixed_line=None, fixed_speedup=None):
         cmd = [self.exe, "run", "-o", out]
@@ -273,7 +300,7 @@ class Whatif(Profiler):
             self.ok, self.why = False, "`whatif run --help` did not run: %s" % e
 
     def binary(self, workload):
-        return os.path.join(self.bindir, "wl_%s" % workload)
+        return os.path.join(self.bindir, "wl_%s" % exe_name(workload))
 
     def command(self, workload, args, out, fixed_line=None, fixed_speedup=None):
         cmd = [self.exe, "run", "-o", out]
@@ -356,7 +383,7 @@ def ground_truth(bindir, workloads, speedups, reps):
         random.shuffle(order)
         for i, (wl, line, s) in enumerate(order):
             log("[native %d/%d] %d/%d %s %s %s" % (rep + 1, reps, i + 1, len(order), wl, line or "-", s))
-            wall, res, rc, err = run([os.path.join(bindir, "wl_" + wl)] + args_for(wl, line, s))
+            wall, res, rc, err = run([os.path.join(bindir, "wl_" + exe_name(wl))] + args_for(wl, line, s))
             if res is None:
                 log("  native run failed (%s): %s" % (rc, err.strip()[-300:]))
                 continue
@@ -366,12 +393,26 @@ def ground_truth(bindir, workloads, speedups, reps):
     truth = {}
     for wl in workloads:
         base = median(samples[(wl, None, 0.0)])
-        truth[wl] = {"base": base, "base_samples": samples[(wl, None, 0.0)]}
+        base_noise = half_range(samples[(wl, None, 0.0)], base)
+        truth[wl] = {"base": base, "base_samples": samples[(wl, None, 0.0)], "base_noise": base_noise}
         for line in WORKLOADS[wl]["lines"]:
             for s in speedups:
                 m = median(samples[(wl, line, s)])
                 truth[wl][(line, s)] = 1.0 - m / base if base > 0 else float("nan")
+                # The native answer's own noise, in speedup units: half the range of this
+                # configuration's repeats and of the baseline's, both over the baseline median,
+                # added in quadrature. An error below it says nothing about the profiler.
+                own = half_range(samples[(wl, line, s)], base)
+                truth[wl][("noise", line, s)] = math.hypot(own, base_noise)
     return truth, samples
+
+
+def half_range(xs, ref):
+    """(max - min) / 2 / ref over the finite samples; NaN with fewer than two or no reference."""
+    xs = [x for x in xs if x is not None and not math.isnan(x)]
+    if len(xs) < 2 or not ref or math.isnan(ref):
+        return float("nan")
+    return (max(xs) - min(xs)) / 2.0 / ref
 
 
 def profiled_predictions(prof, workloads, speedups, reps, outdir, report_exe=None):
@@ -453,7 +494,7 @@ def overhead(profilers, bindir, workloads, reps):
             for i, (wl, who, mode) in enumerate(order):
                 log("[overhead %d/%d] %d/%d %s %s %s" % (rep + 1, reps, i + 1, len(order), wl, who, mode or ""))
                 if who == "native":
-                    wall, res, rc, err = run([os.path.join(bindir, "wl_" + wl)] + args_for(wl))
+                    wall, res, rc, err = run([os.path.join(bindir, "wl_" + exe_name(wl))] + args_for(wl))
                     if res is not None:
                         walls[(wl, who, mode)].append(wall)
                     continue
@@ -481,6 +522,9 @@ def main():
     ap.add_argument("--bindir", help="dir holding the wl_* workloads (default BUILD/benchmarks/causal)")
     ap.add_argument("--out", default=os.path.join(REPO, "bench-out"))
     ap.add_argument("--reps", type=int, default=3, help="interleaved repeats per configuration")
+    ap.add_argument("--native-reps", type=int, default=None,
+                    help="repeats of the native ground truth (default 2 x --reps): the answer the "
+                         "profilers are judged against should be the less noisy side")
     ap.add_argument("--overhead-reps", type=int, default=5)
     ap.add_argument("--speedups", default="0.25,0.5,0.75,1.0")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -493,6 +537,8 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.reps, a.overhead_reps, a.speedups = 1, 2, "0.5,1.0"
+    if a.native_reps is None:
+        a.native_reps = 2 * a.reps
     random.seed(a.seed)
     speedups = [float(x) for x in a.speedups.split(",") if x]
     workloads = [w for w in a.workloads.split(",") if w]
@@ -502,9 +548,9 @@ def main():
     bindir = a.bindir or os.path.join(a.build, "benchmarks", "causal")
     for w in workloads:
         for suffix in ("", "_dwarf3"):
-            if not os.access(os.path.join(bindir, "wl_" + w + suffix), os.X_OK):
+            if not os.access(os.path.join(bindir, "wl_" + exe_name(w) + suffix), os.X_OK):
                 sys.exit("workload binary %s missing: build the bench_workloads target"
-                         % os.path.join(bindir, "wl_" + w + suffix))
+                         % os.path.join(bindir, "wl_" + exe_name(w) + suffix))
     os.makedirs(a.out, exist_ok=True)
     skip = set(a.skip.split(","))
 
@@ -539,8 +585,9 @@ def main():
         print(s, flush=True)
         out_lines.append(s)
 
-    emit("# whatif causal-profiling benchmark  (%s, %d cpus, reps %d, speedups %s)"
-         % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), a.reps, a.speedups))
+    emit("# whatif causal-profiling benchmark  (%s, %d cpus, reps %d, native reps %d, speedups %s)"
+         % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.cpu_count(), a.reps,
+            a.native_reps, a.speedups))
     for n in notes:
         emit("NOTE: " + n)
     emit("load average at start: %s (other work on the machine makes every figure noisier)"
@@ -548,7 +595,7 @@ def main():
 
     results = {"config": vars(a), "notes": notes}
     if "accuracy" not in skip:
-        truth, raw = ground_truth(bindir, workloads, speedups, a.reps)
+        truth, raw = ground_truth(bindir, workloads, speedups, a.native_reps)
         preds, runs, failures = {}, [], []
         report_exe = report_available(a.build)
         if not report_exe:
@@ -563,19 +610,23 @@ def main():
         emit("## Accuracy: program speedup (%) from optimising one line by s; error = predicted - actual (pp)")
         emit("## <profiler>: computed here from the raw experiments (docs/profile-format.md, Coz viewer's sums);")
         emit("## rep: what `whatif report --format json` makes of the same profiles (phase-corrected)")
-        head = "%-9s %-4s %-5s %8s" % ("workload", "line", "s", "actual")
+        emit("## ±nat: the native answer's own noise (half-range of the native repeats, pp); an error")
+        emit("## within it is not evidence against the profiler")
+        head = "%-10s %-4s %-5s %8s %6s" % ("workload", "line", "s", "actual", "±nat")
         for n in names:
             head += " %8s %7s %8s %7s" % (n, "err", "rep", "err")
         emit(head)
         errs = {n: [] for n in names}
         rerrs = {n: [] for n in names}
+        by_wl = {(n, wl): [] for n in names for wl in workloads}
         table = []
         for wl in workloads:
             for line in WORKLOADS[wl]["lines"]:
                 for s in speedups:
                     act = truth[wl][(line, s)]
-                    row = "%-9s %-4s %-5g %8s" % (wl, line, s, fmt_pct(act))
-                    rec = {"workload": wl, "line": line, "speedup": s, "actual": act}
+                    noise = truth[wl][("noise", line, s)]
+                    row = "%-10s %-4s %-5g %8s %6s" % (wl, line, s, fmt_pct(act), fmt_pct(noise))
+                    rec = {"workload": wl, "line": line, "speedup": s, "actual": act, "native_noise": noise}
                     for n in names:
                         pr = preds[n][wl][(line, s)]["pred"]
                         err = pr - act if not (math.isnan(pr) or math.isnan(act)) else float("nan")
@@ -583,6 +634,7 @@ def main():
                         rerr = rp - act if not (math.isnan(rp) or math.isnan(act)) else float("nan")
                         if not math.isnan(err):
                             errs[n].append(abs(err))
+                            by_wl[(n, wl)].append(abs(err))
                         if not math.isnan(rerr):
                             rerrs[n].append(abs(rerr))
                         row += " %8s %7s %8s %7s" % (fmt_pct(pr), fmt_pct(err, True), fmt_pct(rp),
@@ -592,11 +644,35 @@ def main():
                                   "n0": preds[n][wl][(line, s)]["n0"], "ns": preds[n][wl][(line, s)]["ns"]}
                     emit(row)
                     table.append(rec)
+        if names:
+            emit("")
+            emit("## Per workload: mean and worst absolute error (pp, computed column); native noise: "
+                 "baseline spread and mean ±nat")
+            head = "%-10s %9s %9s" % ("workload", "base ±", "mean ±nat")
+            for n in names:
+                head += " %10s %10s" % (n + " mean", n + " worst")
+            emit(head)
+            summary = {}
+            for wl in workloads:
+                nz = [truth[wl][("noise", l, s)] for l in WORKLOADS[wl]["lines"] for s in speedups]
+                nz = [x for x in nz if not math.isnan(x)]
+                row = "%-10s %9s %9s" % (wl, fmt_pct(truth[wl]["base_noise"]),
+                                         fmt_pct(statistics.mean(nz) if nz else float("nan")))
+                summary[wl] = {"base_noise": truth[wl]["base_noise"]}
+                for n in names:
+                    xs = by_wl[(n, wl)]
+                    mean = statistics.mean(xs) if xs else float("nan")
+                    worst = max(xs) if xs else float("nan")
+                    row += " %10s %10s" % (fmt_pct(mean), fmt_pct(worst))
+                    summary[wl][n] = {"mean_abs_err": mean, "worst_abs_err": worst}
+                emit(row)
+            results["accuracy_by_workload"] = summary
         for n in names:
             mae = statistics.mean(errs[n]) if errs[n] else float("nan")
+            worst = max(errs[n]) if errs[n] else float("nan")
             rmae = statistics.mean(rerrs[n]) if rerrs[n] else float("nan")
-            emit("mean absolute error %-7s %5s pp over %d points; via whatif report %5s pp over %d"
-                 % (n, fmt_pct(mae), len(errs[n]), fmt_pct(rmae), len(rerrs[n])))
+            emit("mean absolute error %-7s %5s pp, worst %5s pp, over %d points; via whatif report %5s pp over %d"
+                 % (n, fmt_pct(mae), fmt_pct(worst), len(errs[n]), fmt_pct(rmae), len(rerrs[n])))
         if not names:
             emit("(no profiler ran: actual speedups only)")
         if "whatif" in names:
@@ -607,10 +683,12 @@ def main():
                 for line in WORKLOADS[wl]["lines"]:
                     rs = [preds["whatif"][wl][(line, s)]["delay_ratio"] for s in speedups]
                     cells.append("%s: %s" % (line, " ".join(fmt_ratio(r) for r in rs)))
-                emit("%-9s %s" % (wl, "   ".join(cells)))
+                emit("%-10s %s" % (wl, "   ".join(cells)))
         results["accuracy"] = table
         results["runs"] = runs
         results["native_base"] = {wl: truth[wl]["base_samples"] for wl in workloads}
+        # Every native repeat (the metric per run), to judge the ground truth's noise afterwards.
+        results["native_samples"] = {"%s %s %g" % (wl, line or "-", s): xs for (wl, line, s), xs in raw.items()}
 
     if "overhead" not in skip:
         walls, exps = overhead(profilers, bindir, workloads, a.overhead_reps)

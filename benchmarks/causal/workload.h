@@ -20,6 +20,45 @@
 #define WORK_ITERS 1000L
 #define WORK(acc, units) do { for (long _w_i = 0; _w_i < (long)(units) * WORK_ITERS; ++_w_i) { (acc) = (acc) * 6364136223846793005ULL + 1442695040888963407ULL; __asm__ volatile("" : "+r"(acc)); } } while (0)
 
+/* Other kinds of work, so that a profiler tuned to one instruction mix does not pass by accident.
+   Each is a macro for the same reason as WORK: its instructions carry the line of its use. Their
+   unit costs are calibrated to roughly 1 microsecond, but no answer depends on that: the harness
+   measures the real effect of scaling the parameter.
+
+   FLOPS(x, units): a dependent chain of double multiply-adds and square roots (FP latency bound). */
+#define FLOPS_ITERS 150L
+#define FLOPS(x, units) do { for (long _f_i = 0; _f_i < (long)((units) * FLOPS_ITERS); ++_f_i) { (x) = __builtin_sqrt((x) * 1.0000001 + 0.5); __asm__ volatile("" : "+x"(x)); } } while (0)
+
+/* WALK(idx, units): a dependent pointer chase through wl_ring, a random cyclic permutation of
+   cache lines over WL_RING_BYTES (half this machine's L2): load latency bound, little arithmetic.
+   Call wl_ring_init() once before use. */
+#define WL_RING_BYTES (256u * 1024u)
+#define WL_RING_STRIDE 16u /* uint32_t per 64-byte line */
+#define WALK_ITERS 150L
+static uint32_t* wl_ring __attribute__((unused));
+#define WALK(idx, units) do { for (long _k_i = 0; _k_i < (long)((units) * WALK_ITERS); ++_k_i) { (idx) = wl_ring[(idx)]; } } while (0)
+
+static inline void wl_ring_init(void) {
+  const uint32_t lines = WL_RING_BYTES / 64u;
+  wl_ring = (uint32_t*)calloc(lines, 64u);
+  uint32_t* order = (uint32_t*)malloc(lines * sizeof(uint32_t));
+  if (!wl_ring || !order) exit(3);
+  for (uint32_t i = 0; i < lines; ++i) order[i] = i;
+  uint64_t r = 88172645463325252ULL; /* Sattolo's shuffle: one cycle through every line */
+  for (uint32_t i = lines - 1; i > 0; --i) {
+    r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+    uint32_t j = (uint32_t)(r % i);
+    uint32_t t = order[i]; order[i] = order[j]; order[j] = t;
+  }
+  for (uint32_t i = 0; i < lines; ++i) wl_ring[order[i] * WL_RING_STRIDE] = order[(i + 1) % lines] * WL_RING_STRIDE;
+  free(order);
+}
+
+/* Library-call work: `units` calls of fn on a buffer, where a fractional unit is one call on that
+   fraction of the buffer, so the time scales with the parameter exactly as WORK's does. The calls
+   are written out at the use site (no helper function) so the call instructions carry its line. */
+#define LIBCALLS(units, call_full, call_part) do { const double _l_u = (units); const long _l_n = (long)_l_u; for (long _l_i = 0; _l_i < _l_n; ++_l_i) { call_full; } const double _l_frac = _l_u - (double)_l_n; if (_l_frac > 0) { call_part; } } while (0)
+
 /* Parameters are key=value arguments; a missing key takes its default. Values are doubles so a
    work amount can be scaled by (1 - s) exactly as the harness asks. */
 static inline double wl_arg(int argc, char** argv, const char* key, double dflt) {
