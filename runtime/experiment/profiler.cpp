@@ -217,13 +217,11 @@ void Profiler::drain_thread(threads::ThreadState* thread) {
 }
 
 void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& sample) {
-  int32_t id = -1;
-  if (sample.callchain_length == 0) {
-    id = attribute(sample.ip, false);
-  } else {
-    // callchain[0] is the sampled IP; the rest are return addresses (look up the call itself).
-    for (uint32_t i = 0; i < sample.callchain_length && id < 0; ++i) id = attribute(sample.callchain[i], i > 0);
-  }
+  int32_t id = attribute(sample.ip, false);
+  if (id < 0) id = attribute_unwound(sample);
+  // The frame-pointer callchain: the fallback when the sample was not unwound.
+  // callchain[0] is the sampled IP; the rest are return addresses (look up the call itself).
+  for (uint32_t i = 1; i < sample.callchain_length && id < 0; ++i) id = attribute(sample.callchain[i], true);
   if (id < 0) return;
   Line& line = lines_[static_cast<std::size_t>(id)];
   line.samples += sample.weight;
@@ -257,6 +255,35 @@ int32_t Profiler::attribute(uint64_t address, bool is_return_address) {
   }
   address_cache_.emplace(key, id);
   return id;
+}
+
+int32_t Profiler::attribute_unwound(const os::RawSample& sample) {
+  // A frame-pointer chain taken in a leaf without a frame (glibc's memset) skips its caller, so an
+  // out-of-scope IP is unwound with DWARF CFI from the sample's registers and stack copy instead.
+  if (sample.user == nullptr || sample.user->size == 0) return -1;
+  if (!unwinder_.load()) {
+    if (!unwind_warned_) {
+      unwind_warned_ = true;
+      log::warning("{}", unwinder_.load_error());
+      context_.writer->warning(unwinder_.load_error());
+    }
+    return -1;
+  }
+  const os::UserStack& user = *sample.user;
+  unwind::Snapshot snapshot{user.regs, user.stack_start, user.bytes, user.size};
+  struct Found {
+    Profiler* self;
+    int32_t id = -1;
+  } found{this};
+  uint64_t frames[os::RawSample::kMaxCallchain];
+  unwinder_.unwind(snapshot, frames, os::RawSample::kMaxCallchain,
+                   [](void* context, uint64_t frame, std::size_t index) {
+                     auto* f = static_cast<Found*>(context);
+                     f->id = index == 0 ? -1 : f->self->attribute(frame, /*is_return_address=*/true);
+                     return f->id >= 0;
+                   },
+                   &found);
+  return found.id;
 }
 
 int32_t Profiler::intern_line(const symbols::SourceLine& source) {

@@ -18,6 +18,7 @@
 #include "profile/profile_writer.h"
 #include "progress/progress_points.h"
 #include "symbols/symbol_map.h"
+#include "unwind/unwinder.h"
 
 namespace whatif::experiment {
 
@@ -62,6 +63,9 @@ class Profiler {
   void drain_thread(threads::ThreadState* thread);
   void handle_sample(threads::ThreadState* thread, const os::RawSample& sample);
   int32_t attribute(uint64_t address, bool is_return_address);
+  /// The first in-scope line of the sample's DWARF-unwound stack (its IP is out of scope), or -1
+  /// when none, libunwind is unavailable or the sample carries no stack.
+  int32_t attribute_unwound(const os::RawSample& sample);
   int32_t intern_line(const symbols::SourceLine& line);
   void reap_retired();
   void open_breakpoints(threads::ThreadState* thread);
@@ -98,6 +102,8 @@ class Profiler {
   std::vector<Line> lines_;
   std::unordered_map<std::string, int32_t> line_index_;
   std::unordered_map<uint64_t, int32_t> address_cache_;  // -1: no in-scope line
+  unwind::Unwinder unwinder_;  // loaded at the first sample that needs it
+  bool unwind_warned_ = false;
   std::vector<threads::ThreadState*> snapshot_;
   std::vector<threads::ThreadState*> retired_;
 
