@@ -3,9 +3,11 @@
 // register and stack copy (runtime/os) unwound the same way. Runs on the test's main thread.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,12 +18,14 @@
 
 namespace {
 
-constexpr std::size_t kCopiedStack = 4096;  // far less than the gtest frames above the test body
+constexpr std::size_t kCopiedStack = 4096;  // at most: the copy stops at the stack mapping's end
 
 /// What the leaf captures: perf-ordered registers and the stack from its sp.
 struct Captured {
   uint64_t regs[whatif::unwind::kRegisterCount];
   unsigned char stack[kCopiedStack];
+  uint64_t stack_top;    ///< in: the end of this thread's stack mapping (never copied past)
+  std::size_t copied;    ///< out: bytes copied from regs[kSp]
 };
 
 }  // namespace
@@ -74,7 +78,9 @@ whatif_unwind_test_leaf:
 extern "C" {
 
 void whatif_unwind_test_copy_stack(Captured* out) {
-  std::memcpy(out->stack, reinterpret_cast<const void*>(out->regs[whatif::unwind::kSp]), kCopiedStack);
+  uint64_t sp = out->regs[whatif::unwind::kSp];
+  out->copied = std::min<uint64_t>(kCopiedStack, out->stack_top - sp);
+  std::memcpy(out->stack, reinterpret_cast<const void*>(sp), out->copied);
 }
 
 __attribute__((noinline, optimize("omit-frame-pointer"))) void whatif_unwind_test_middle(Captured* out) {
@@ -116,7 +122,15 @@ class UnwinderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(unwinder_.load()) << unwinder_.load_error();
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_getattr_np(pthread_self(), &attr), 0);
+    void* base = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(pthread_attr_getstack(&attr, &base, &size), 0);
+    pthread_attr_destroy(&attr);
+    captured_.stack_top = reinterpret_cast<uint64_t>(base) + size;
     whatif_unwind_test_outer(&captured_);
+    ASSERT_GE(captured_.copied, 256u) << "the test's frames are in the copy";
   }
   Unwinder unwinder_;
   Captured captured_{};
@@ -124,7 +138,7 @@ class UnwinderTest : public ::testing::Test {
 
 TEST_F(UnwinderTest, FindsTheCallersOfALeafWithoutAFrame) {
   uint64_t frames[16];
-  std::size_t count = unwinder_.unwind(snapshot_of(captured_, kCopiedStack), frames, 16);
+  std::size_t count = unwinder_.unwind(snapshot_of(captured_, captured_.copied), frames, 16);
   ASSERT_GE(count, 4u);
   std::vector<std::string> got = names(frames, count);
   EXPECT_EQ(got[0], "whatif_unwind_test_leaf");
@@ -141,7 +155,7 @@ TEST_F(UnwinderTest, AFramePointerWalkFromTheSameLeafSkipsItsCaller) {
   // first return address is not in middle. Checked here so the DWARF test above means something.
   uint64_t rbp = captured_.regs[whatif::unwind::kBp];
   uint64_t sp = captured_.regs[whatif::unwind::kSp];
-  if (rbp >= sp && rbp + 16 <= sp + kCopiedStack) {
+  if (rbp >= sp && rbp + 16 <= sp + captured_.copied) {
     uint64_t return_address = 0;
     std::memcpy(&return_address, captured_.stack + (rbp - sp) + 8, sizeof(return_address));
     EXPECT_NE(function_at(return_address - 1), "whatif_unwind_test_middle");
@@ -162,8 +176,8 @@ TEST_F(UnwinderTest, StopsWhenAskedAndAtCapacity) {
   auto stop_in_middle = [](void*, uint64_t frame, std::size_t index) {
     return index > 0 && function_at(frame - 1) == "whatif_unwind_test_middle";
   };
-  EXPECT_EQ(unwinder_.unwind(snapshot_of(captured_, kCopiedStack), frames, 16, stop_in_middle), 2u);
-  EXPECT_EQ(unwinder_.unwind(snapshot_of(captured_, kCopiedStack), frames, 3), 3u);
+  EXPECT_EQ(unwinder_.unwind(snapshot_of(captured_, captured_.copied), frames, 16, stop_in_middle), 2u);
+  EXPECT_EQ(unwinder_.unwind(snapshot_of(captured_, captured_.copied), frames, 3), 3u);
 }
 
 TEST_F(UnwinderTest, AnIpWithoutUnwindInfoKeepsTheIpAndStaysInTheSnapshot) {
@@ -173,7 +187,7 @@ TEST_F(UnwinderTest, AnIpWithoutUnwindInfoKeepsTheIpAndStaysInTheSnapshot) {
   std::memcpy(regs, captured_.regs, sizeof(regs));
   regs[whatif::unwind::kIp] = 16;  // in no loaded object
   uint64_t frames[16];
-  Snapshot snapshot{regs, regs[whatif::unwind::kSp], captured_.stack, kCopiedStack};
+  Snapshot snapshot{regs, regs[whatif::unwind::kSp], captured_.stack, captured_.copied};
   std::size_t count = unwinder_.unwind(snapshot, frames, 16);
   ASSERT_GE(count, 1u);
   EXPECT_LE(count, 16u);
