@@ -32,10 +32,40 @@ bool Attributor::refresh() {
 }
 
 int32_t Attributor::attribute_sample(const os::RawSample& sample) {
-  if (sample.callchain_length == 0) return attribute(sample.ip, false);
-  int32_t id = -1;
-  for (uint32_t i = 0; i < sample.callchain_length && id < 0; ++i) id = attribute(sample.callchain[i], i > 0);
+  int32_t id = attribute(sample.ip, false);
+  if (id < 0) id = attribute_unwound(sample);
+  // The frame-pointer callchain: the fallback when the sample was not unwound.
+  // callchain[0] is the sampled IP; the rest are return addresses (look up the call itself).
+  for (uint32_t i = 1; i < sample.callchain_length && id < 0; ++i) id = attribute(sample.callchain[i], true);
   return id;
+}
+
+int32_t Attributor::attribute_unwound(const os::RawSample& sample) {
+  // A frame-pointer chain taken in a leaf without a frame (glibc's memset) skips its caller, so an
+  // out-of-scope IP is unwound with DWARF CFI from the sample's registers and stack copy instead.
+  if (symbols_ == nullptr || sample.user == nullptr || sample.user->size == 0) return -1;
+  if (!unwinder_.load()) {
+    if (!unwind_warned_) {
+      unwind_warned_ = true;
+      warning_ = unwinder_.load_error();
+    }
+    return -1;
+  }
+  const os::UserStack& user = *sample.user;
+  unwind::Snapshot snapshot{user.regs, user.stack_start, user.bytes, user.size};
+  struct Found {
+    Attributor* self;
+    int32_t id = -1;
+  } found{this};
+  uint64_t frames[os::RawSample::kMaxCallchain];
+  unwinder_.unwind(snapshot, frames, os::RawSample::kMaxCallchain,
+                   [](void* context, uint64_t frame, std::size_t index) {
+                     auto* f = static_cast<Found*>(context);
+                     f->id = index == 0 ? -1 : f->self->attribute(frame, /*is_return_address=*/true);
+                     return f->id >= 0;
+                   },
+                   &found);
+  return found.id;
 }
 
 int32_t Attributor::attribute(uint64_t address, bool is_return_address) {

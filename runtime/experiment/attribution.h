@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
 #include "os/perf_event.h"
 #include "symbols/symbol_map.h"
+#include "unwind/unwinder.h"
 
 namespace whatif::experiment {
 
@@ -46,10 +48,12 @@ class Attributor {
   /// addresses (those in new objects were cached as unknown) and returns true.
   bool refresh();
 
-  /// The line of a sample, or -1: its IP without a callchain, else the first callchain frame in an
-  /// in-scope line (callchain[0] is the IP; for the return addresses after it, the call itself:
-  /// the address minus one).
+  /// The line of a sample, or -1: its IP when in scope; else the first in-scope frame of its
+  /// DWARF-unwound stack; else (no stack, no libunwind, nothing found) the first in-scope frame of
+  /// its frame-pointer callchain. A return address stands for its call: looked up minus one.
   int32_t attribute_sample(const os::RawSample& sample);
+  /// A warning to report once (libunwind could not be loaded), or empty.
+  std::string take_warning() { return std::exchange(warning_, {}); }
   /// The line of one address (a return address is looked up minus one), or -1 when no in-scope
   /// line covers it. Cached.
   int32_t attribute(uint64_t address, bool is_return_address);
@@ -63,12 +67,17 @@ class Attributor {
 
  private:
   int32_t intern_line(const symbols::SourceLine& line);
+  /// The first in-scope line of the sample's DWARF-unwound stack (its IP is out of scope), or -1.
+  int32_t attribute_unwound(const os::RawSample& sample);
 
   const config::Config& config_;
   symbols::SymbolMap* symbols_ = nullptr;
   std::vector<Line> lines_;
   std::unordered_map<std::string, int32_t> line_index_;
   std::unordered_map<uint64_t, int32_t> address_cache_;  // -1: no in-scope line
+  unwind::Unwinder unwinder_;  // loaded at the first sample that needs it
+  bool unwind_warned_ = false;
+  std::string warning_;
 };
 
 }  // namespace whatif::experiment

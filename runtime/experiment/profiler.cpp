@@ -136,6 +136,7 @@ void Profiler::tick(uint64_t now) {
     drain_thread(thread);
   }
   reap_retired();
+  if (std::string warning = attributor_.take_warning(); !warning.empty()) warn(warning);
   if (machine_.in_experiment()) in_flight_.integrate(now, progress::read_source_points());
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <asm/perf_regs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -22,6 +23,15 @@ namespace whatif::os {
 namespace {
 
 constexpr std::size_t kRingPages = 8;  // data pages per sampler (32 KiB: ~150 samples of deep stacks)
+// Data pages when samples carry kStackBytes of stack (~8.5 KiB a record): 128 KiB hold 14 samples,
+// 14 ms at the default 1 ms period, against a drain every 1 ms; the kernel counts what overflows
+// in PERF_RECORD_LOST.
+constexpr std::size_t kRingPagesWithStack = 32;
+// The general registers unwinding reads (perf's numbers): AX..IP and R8..R15; segment registers
+// are rejected for 64-bit tasks and flags are not needed.
+constexpr uint64_t kUserRegsMask = ((1ull << PERF_REG_X86_IP) * 2 - 1) |
+                                   (((1ull << (PERF_REG_X86_R15 - PERF_REG_X86_R8 + 1)) - 1) << PERF_REG_X86_R8);
+static_assert(PERF_REG_X86_64_MAX == UserStack::kRegisterCount);
 
 long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
   return ::syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
@@ -29,33 +39,12 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
 
 }  // namespace
 
-int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  attr.sample_period = period_ns;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
-  attr.disabled = 1;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  attr.exclude_callchain_kernel = 1;
-  attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
-  long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0) return -errno;
-  fd_ = static_cast<int>(fd);
-  protect_fd(fd_);
-
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  mapping_bytes_ = page * (1 + kRingPages);
-  ring_bytes_ = page * kRingPages;
-  void* mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (mapping == MAP_FAILED) {
-    int error = errno;
-    close();
-    return -error;
-  }
-  ring_ = mapping;
+int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack) {
+  int result = open_with(tid, period_ns, wakeup_samples, with_stack);
+  // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
+  // user): keep sampling with frame-pointer callchains only.
+  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, period_ns, wakeup_samples, false);
+  if (result != 0) return result;
 
   if (signal > 0) {
     f_owner_ex owner{F_OWNER_TID, tid};
@@ -69,6 +58,43 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
   return 0;
 }
 
+int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = period_ns;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.exclude_callchain_kernel = 1;
+  attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
+  if (with_stack) {
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = kUserRegsMask;
+    attr.sample_stack_user = kStackBytes;
+  }
+  long fd = perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return -errno;
+  fd_ = static_cast<int>(fd);
+  protect_fd(fd_);
+
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t pages = with_stack ? kRingPagesWithStack : kRingPages;
+  mapping_bytes_ = page * (1 + pages);
+  ring_bytes_ = page * pages;
+  void* mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (mapping == MAP_FAILED) {
+    int error = errno;
+    close();
+    return -error;
+  }
+  ring_ = mapping;
+  if (with_stack) stack_ = std::make_unique<unsigned char[]>(kStackBytes);
+  return 0;
+}
+
 int PerfSampler::enable() { return ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
 int PerfSampler::disable() { return ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0 ? 0 : -errno; }
 
@@ -77,6 +103,7 @@ void PerfSampler::close() {
   ring_ = nullptr;
   if (fd_ >= 0) close_counter(fd_);
   fd_ = -1;
+  stack_.reset();
 }
 
 bool PerfSampler::next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until) {
@@ -93,7 +120,9 @@ bool PerfSampler::next_record(RawSample& sample, bool& is_sample, uint64_t limit
   }
   is_sample = false;
   if (header.type == PERF_RECORD_SAMPLE) {
-    decode_sample(tail, sample);
+    uint64_t after_callchain = decode_sample(tail, sample);
+    sample.user = nullptr;
+    if (stack_ != nullptr) decode_user(after_callchain, sample);
     sample.owner_scanned = ScanCursor<uint64_t>::ahead(owner_scanned_until, tail);
     is_sample = true;
   } else if (header.type == PERF_RECORD_LOST) {
@@ -106,6 +135,35 @@ bool PerfSampler::next_record(RawSample& sample, bool& is_sample, uint64_t limit
   // Release: the kernel may overwrite the record only after we finished reading it.
   __atomic_store_n(&meta->data_tail, tail + header.size, __ATOMIC_RELEASE);
   return true;
+}
+
+void PerfSampler::decode_user(uint64_t position, RawSample& sample) {
+  // After the callchain: u64 abi; u64 regs[popcount(mask)] if abi != 0; u64 size; u8 data[size];
+  // u64 dyn_size if size != 0 (the bytes actually copied; the rest of data is zero). The record
+  // may wrap around the ring's end, so everything is copied out.
+  uint64_t abi = 0;
+  copy_out(position, &abi, sizeof(abi));
+  position += sizeof(abi);
+  if (abi == PERF_SAMPLE_REGS_ABI_NONE) return;  // e.g. a kernel thread: nothing to unwind
+  for (int reg = 0; reg < UserStack::kRegisterCount; ++reg) {
+    if ((kUserRegsMask >> reg & 1) == 0) {
+      user_.regs[reg] = 0;
+      continue;
+    }
+    copy_out(position, &user_.regs[reg], sizeof(uint64_t));
+    position += sizeof(uint64_t);
+  }
+  uint64_t size = 0;
+  copy_out(position, &size, sizeof(size));
+  position += sizeof(size);
+  uint64_t copied = 0;
+  if (size != 0) copy_out(position + size, &copied, sizeof(copied));
+  if (copied > size || copied > kStackBytes) copied = 0;  // malformed: unwind nothing
+  copy_out(position, stack_.get(), static_cast<std::size_t>(copied));
+  user_.stack_start = user_.regs[PERF_REG_X86_SP];
+  user_.size = static_cast<uint32_t>(copied);
+  user_.bytes = stack_.get();
+  sample.user = &user_;
 }
 
 int open_breakpoint_counter(pid_t tid, uint64_t address) {

@@ -28,8 +28,9 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::published_head() const {
   return __atomic_load_n(&static_cast<perf_event_mmap_page*>(ring_)->data_head, __ATOMIC_ACQUIRE);
 }
 
-WHATIF_SIGNAL_SAFE void PerfSampler::decode_sample(uint64_t position, RawSample& sample) const {
-  // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr].
+WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSample& sample) const {
+  // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr] (then registers and
+  // stack when sampled: decode_user, on the drain only).
   struct {
     uint64_t ip;
     uint32_t pid, tid;
@@ -49,6 +50,7 @@ WHATIF_SIGNAL_SAFE void PerfSampler::decode_sample(uint64_t position, RawSample&
     sample.callchain[kept++] = address;
   }
   sample.callchain_length = kept;
+  return offset + fixed.nr * sizeof(uint64_t);
 }
 
 WHATIF_SIGNAL_SAFE void PerfSampler::scan_own(OwnSampleVisitor visit, void* context) {
