@@ -282,7 +282,7 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_option("-o,--output", options->output, "Profile file (default profile.jsonl, or profile.coz with --format coz)");
   run_command->add_flag("--end-to-end", options->end_to_end, "One experiment per run, measured by total runtime");
   run_command->add_option("--fixed-line", options->fixed_line, "Only speed up this FILE:LINE");
-  run_command->add_option("--fixed-speedup", options->fixed_speedup, "Only use this virtual speedup, in percent")
+  run_command->add_option("--fixed-speedup", options->fixed_speedup, "Only use this virtual speedup, in percent, paired with speedup-0 baselines so one run carries its own baseline")
       ->check(CLI::Range(0, 100));
   run_command->add_option("--sampling-period", options->sampling_period_ms, "Sampling period in milliseconds (default 1)")
       ->check(CLI::Range(0.1, 1000.0));

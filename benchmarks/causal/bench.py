@@ -461,13 +461,18 @@ def profiled_predictions(prof, workloads, speedups, reps, outdir, report_exe=Non
         preds[wl] = {}
         for line in WORKLOADS[wl]["lines"]:
             for s in speedups:
-                exps = [e for f in files[(wl, line, s)] for e in prof.read(f)
-                        if abs(e["speedup"] - s) < 0.005]
-                pred, n0, ns = predicted(base, exps, metric)
+                run_exps = [e for f in files[(wl, line, s)] for e in prof.read(f)]
+                exps = [e for e in run_exps if abs(e["speedup"] - s) < 0.005]
+                # whatif's --fixed-speedup runs interleave their own baselines (pairs of 0 and s):
+                # predict from those, as a user would from one run; Coz's runs need the separate
+                # speedup-0 runs of the workload.
+                own_base = [e for e in run_exps if abs(e["speedup"]) < 1e-6] if s > 0 else []
+                pred, n0, ns = predicted(own_base or base, exps, metric)
                 src, lines = line_numbers(wl)
                 fixed = "%s:%d" % (os.path.basename(src), lines[line])
                 point = LATENCY_POINT if metric == "latency" else THROUGHPUT_POINT
-                rep = report_prediction(report_exe, base_files + files[(wl, line, s)], fixed, point, s)
+                rep = report_prediction(report_exe, ([] if own_base else base_files) + files[(wl, line, s)],
+                                        fixed, point, s)
                 entry = {"pred": pred, "report": rep, "n0": n0, "ns": ns, "files": files[(wl, line, s)],
                          "delay_ratio": delay_ratio(exps, 1e6),
                          "base_files": base_files}

@@ -1,6 +1,9 @@
 // Attribution of samples to in-scope source lines (see attribution.h). Profiler thread only.
 #include "experiment/attribution.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "symbols/interner.h"
 
 namespace whatif::experiment {
@@ -31,7 +34,18 @@ bool Attributor::refresh() {
   return true;
 }
 
+void Attributor::set_own_time(std::vector<symbols::AddressRange> own_code, std::vector<uint64_t> trap_addresses) {
+  own_code_ = std::move(own_code);
+  trap_addresses_ = std::move(trap_addresses);
+}
+
 int32_t Attributor::attribute_sample(const os::RawSample& sample) {
+  bool own = std::any_of(own_code_.begin(), own_code_.end(),
+                         [&](const symbols::AddressRange& range) { return sample.ip >= range.begin && sample.ip < range.end; });
+  if (own || std::find(trap_addresses_.begin(), trap_addresses_.end(), sample.ip) != trap_addresses_.end()) {
+    own_samples_ += sample.weight;
+    return -1;
+  }
   int32_t id = attribute(sample.ip, false);
   if (id < 0) id = attribute_unwound(sample);
   // The frame-pointer callchain: the fallback when the sample was not unwound.

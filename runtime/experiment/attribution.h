@@ -52,6 +52,12 @@ class Attributor {
   /// DWARF-unwound stack; else (no stack, no libunwind, nothing found) the first in-scope frame of
   /// its frame-pointer callchain. A return address stands for its call: looked up minus one.
   int32_t attribute_sample(const os::RawSample& sample);
+  /// whatif's own time, which must not go to the program's lines: samples whose IP is in
+  /// `own_code` (libwhatif.so's executable ranges: its shims and handlers) or exactly at one of
+  /// `trap_addresses` (the -p breakpoints: a debug trap's cost lands on the trapping instruction).
+  void set_own_time(std::vector<symbols::AddressRange> own_code, std::vector<uint64_t> trap_addresses);
+  /// Samples dropped as whatif's own time so far.
+  uint64_t own_samples() const { return own_samples_; }
   /// A warning to report once (libunwind could not be loaded), or empty.
   std::string take_warning() { return std::exchange(warning_, {}); }
   /// The line of one address (a return address is looked up minus one), or -1 when no in-scope
@@ -75,6 +81,9 @@ class Attributor {
   std::vector<Line> lines_;
   std::unordered_map<std::string, int32_t> line_index_;
   std::unordered_map<uint64_t, int32_t> address_cache_;  // -1: no in-scope line
+  std::vector<symbols::AddressRange> own_code_;
+  std::vector<uint64_t> trap_addresses_;
+  uint64_t own_samples_ = 0;
   unwind::Unwinder unwinder_;  // loaded at the first sample that needs it
   bool unwind_warned_ = false;
   std::string warning_;

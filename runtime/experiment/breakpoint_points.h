@@ -24,6 +24,12 @@ class BreakpointPoints {
   std::vector<std::string> resolve(symbols::SymbolMap& symbols);
   /// Any point given (resolved or not): threads need their counters opened.
   bool any() const { return !addresses_.empty(); }
+  /// The resolved points' addresses (after resolve()).
+  std::vector<uint64_t> addresses() const {
+    std::vector<uint64_t> resolved;
+    for (uint64_t address : addresses_) if (address != 0) resolved.push_back(address);
+    return resolved;
+  }
 
   /// Opens the counters of a thread (once; marks it opened). Warns once when perf refuses.
   void open(threads::ThreadState& thread);

@@ -2,6 +2,8 @@
 // the profiler thread, or in tests.
 #include "experiment/experiment_machine.h"
 
+#include <utility>
+
 #include <algorithm>
 
 namespace whatif::experiment {
@@ -71,7 +73,18 @@ void ExperimentMachine::finish(uint64_t now, uint64_t fewest) {
 }
 
 double ExperimentMachine::choose_speedup() {
-  if (settings_.fixed_speedup_percent) return *settings_.fixed_speedup_percent / 100.0;
+  if (settings_.fixed_speedup_percent) {
+    double fixed = *settings_.fixed_speedup_percent / 100.0;
+    // One end-to-end experiment, or a run that only measures overhead: no baseline to interleave.
+    if (settings_.end_to_end || !(fixed > 0)) return fixed;
+    // Otherwise the run carries its own baseline: experiments come in pairs, one at speedup 0 and
+    // one at `fixed` in random order, so both see the same stretch of the machine's noise and the
+    // prediction and its interval come from this one run.
+    if (paired_speedup_) return *std::exchange(paired_speedup_, std::nullopt);
+    bool baseline_first = (random_() & 1) != 0;
+    paired_speedup_ = baseline_first ? fixed : 0.0;
+    return baseline_first ? 0.0 : fixed;
+  }
   if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) return 0;
   return std::uniform_int_distribution<int>(1, 20)(random_) * 0.05;
 }

@@ -29,7 +29,7 @@ uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewes
 /// What the machine's options fix; everything else it decides.
 struct MachineSettings {
   bool fixed_line = false;                    ///< --fixed-line: every experiment is on that line
-  std::optional<int> fixed_speedup_percent;   ///< --fixed-speedup
+  std::optional<int> fixed_speedup_percent;   ///< --fixed-speedup: pairs of (0, s) in random order
   bool end_to_end = false;                    ///< one experiment, ended by the program's exit
   uint64_t min_length_ns = 100000000;         ///< the first and minimum experiment length
 };
@@ -95,6 +95,7 @@ class ExperimentMachine {
   int32_t candidate_ = -1;
   int32_t selected_ = -1;
   double speedup_ = 0;
+  std::optional<double> paired_speedup_;  ///< --fixed-speedup: the other half of the current pair
   uint64_t start_ns_ = 0;
   uint64_t length_ns_ = 0;
   uint64_t selected_samples_ = 0;

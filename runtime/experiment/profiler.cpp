@@ -102,6 +102,10 @@ void Profiler::setup_symbols() {
          "with -b");
   }
   for (const std::string& message : breakpoints_.resolve(*symbols_)) warn(message);
+  // Time in libwhatif.so (shims, handlers) and in -p traps is whatif's, not the program's.
+  const symbols::LoadedObject* own = symbols_->object_at(reinterpret_cast<uintptr_t>(&Profiler::thread_main));
+  attributor_.set_own_time(own != nullptr ? own->executable_ranges : std::vector<symbols::AddressRange>{},
+                           breakpoints_.addresses());
   if (config.fixed_line) {
     fixed_line_name_ = canonical_line_name(*symbols_, *config.fixed_line);
     fixed_line_ranges_ = symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true);

@@ -125,14 +125,40 @@ TEST(ExperimentMachine, FixedLineStartsWithoutASampleAndSelectsItsMatches) {
   EXPECT_EQ(machine.total_samples(), 5u);
 }
 
-TEST(ExperimentMachine, FixedSpeedupIsEveryExperimentsSpeedup) {
+TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
+  // A --fixed-speedup run interleaves baselines so its prediction comes from one run: every pair
+  // of experiments holds one at 0 and one at the fixed speedup, in an order that varies.
   ExperimentMachine machine(settings(false, 35), 7);
   machine.begin(0);
   uint64_t now = 0;
-  for (int i = 0; i < 50; ++i) {
-    EXPECT_DOUBLE_EQ(start_next(machine, now).speedup, 0.35);
+  int baseline_first = 0;
+  for (int pair = 0; pair < 50; ++pair) {
+    double first = start_next(machine, now).speedup;
     machine.finish(now, 20);
+    double second = start_next(machine, now).speedup;
+    machine.finish(now, 20);
+    EXPECT_DOUBLE_EQ(first + second, 0.35) << "pair " << pair;
+    EXPECT_TRUE(first == 0 || second == 0) << "pair " << pair;
+    if (first == 0) ++baseline_first;
   }
+  EXPECT_GT(baseline_first, 10);
+  EXPECT_LT(baseline_first, 40);
+}
+
+TEST(ExperimentMachine, FixedSpeedupZeroAndEndToEndRunsKeepTheirSpeedup) {
+  ExperimentMachine zero(settings(false, 0), 7);
+  zero.begin(0);
+  uint64_t now = 0;
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_DOUBLE_EQ(start_next(zero, now).speedup, 0);
+    zero.finish(now, 20);
+  }
+  MachineSettings one = settings(false, 35);
+  one.end_to_end = true;
+  ExperimentMachine end_to_end(one, 7);
+  end_to_end.begin(0);
+  now = 0;
+  EXPECT_DOUBLE_EQ(start_next(end_to_end, now).speedup, 0.35);
 }
 
 std::vector<double> speedups(uint64_t seed, int count) {
