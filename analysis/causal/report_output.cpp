@@ -24,6 +24,17 @@ bool shown(const PointResult& point, const OutputOptions& output) {
   return !output.point || *output.point == point.name;
 }
 
+/// The lines a table (text or CSV) shows, in rank order: those with a shown point, at most --top.
+std::vector<const LineResult*> table_lines(const Report& report, const OutputOptions& output) {
+  std::vector<const LineResult*> lines;
+  for (const LineResult& line : report.lines) {
+    if (output.top > 0 && static_cast<int>(lines.size()) >= output.top) break;
+    if (std::any_of(line.points.begin(), line.points.end(), [&](const PointResult& p) { return shown(p, output); }))
+      lines.push_back(&line);
+  }
+  return lines;
+}
+
 std::string percent(double value) { return fmt::format("{:+.1f}%", value * 100); }
 
 /// Display width of UTF-8 text (code points; good enough for file names).
@@ -154,11 +165,8 @@ std::string render_csv(const Report& report, const OutputOptions& output) {
     return valid && std::isfinite(value) ? fmt::format("{:.6g}", value) : std::string();
   };
   int rank = 0;
-  for (const LineResult& line : report.lines) {
-    bool any = false;
-    for (const PointResult& point : line.points) any |= shown(point, output);
-    if (!any) continue;
-    if (output.top > 0 && rank >= output.top) break;
+  for (const LineResult* shown_line : table_lines(report, output)) {
+    const LineResult& line = *shown_line;
     ++rank;
     for (const PointResult& point : line.points) {
       if (!shown(point, output)) continue;
@@ -206,11 +214,8 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
   rows.push_back({"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"});
   int rank = 0;
   bool several_points = report.points.size() > 1;
-  for (const LineResult& line : report.lines) {
-    bool any = false;
-    for (const PointResult& point : line.points) any |= shown(point, output);
-    if (!any) continue;
-    if (output.top > 0 && rank >= output.top) break;
+  for (const LineResult* shown_line : table_lines(report, output)) {
+    const LineResult& line = *shown_line;
     ++rank;
     bool first = true;
     for (const PointResult& point : line.points) {
