@@ -292,8 +292,14 @@ void register_run(CLI::App& app, Commands& commands) {
       ->check(CLI::Range(1.0, 100000.0));
   run_command->add_option("--seed", options->seed, "Random seed for line and speedup choice")->check(CLI::NonNegativeNumber);
   run_command->add_option("--format", options->format, "Profile format: whatif (JSON Lines, default) or coz (Coz's text)");
-  run_command->add_option("--sampler", options->sampler, "Sampling backend: auto (perf_event, else timer) or timer")
-      ->check(CLI::IsMember({"auto", "timer"}));
+  run_command->add_option("--sampler", options->sampler,
+                          "Sampling backend: auto (perf_event with kernel time when allowed, else timer), user "
+                          "(perf_event, user mode only) or timer")
+      ->check(CLI::IsMember({"auto", "user", "timer"}));
+  run_command->add_option("--allocation", options->allocation,
+                          "Which lines experiments go to: adaptive (default: lines whose effect is uncertain and "
+                          "could rank at the top) or samples (in proportion to samples, as Coz)")
+      ->check(CLI::IsMember({"adaptive", "samples"}));
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--follow-children", options->follow_children, "Also preload the runtime into programs it runs");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");

@@ -29,7 +29,8 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (!options.fixed_line.empty()) out.emplace_back(env::kFixedLine, options.fixed_line);
   if (options.fixed_speedup >= 0) out.emplace_back(env::kFixedSpeedup, std::to_string(options.fixed_speedup));
   if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
-  if (options.sampler == "timer") out.emplace_back(env::kSampler, "timer");
+  if (options.sampler == "timer" || options.sampler == "user") out.emplace_back(env::kSampler, options.sampler);
+  if (options.allocation == "samples") out.emplace_back(env::kAllocation, "samples");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
   return out;
 }

@@ -21,6 +21,7 @@ struct RunOptions {
   long long seed = -1;
   std::string format = "whatif";
   std::string sampler = "auto";
+  std::string allocation = "adaptive";
   bool append = false;
   bool follow_children = false;
   bool quiet = false;
