@@ -22,7 +22,8 @@ constexpr uint64_t kTickNs = 1000000;  // profiler wake-up period
 constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
 
 MachineSettings settings_of(const config::Config& config) {
-  return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns};
+  return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns,
+          config.adaptive_allocation};
 }
 
 }  // namespace
@@ -297,7 +298,11 @@ void Profiler::finish_experiment(uint64_t now) {
 
   delays.epoch_start_ns.store(global, std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kIdle), std::memory_order_release);
-  machine_.finish(now, fewest_visits(record.points));
+  Outcome outcome;
+  outcome.fewest = fewest_visits(record.points);
+  for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
+  outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
+  machine_.finish(now, outcome);
 }
 
 void Profiler::write_samples(uint64_t now) {
