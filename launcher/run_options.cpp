@@ -8,6 +8,20 @@
 
 namespace whatif::cli {
 
+SplitCommandLine split_at_separator(const std::vector<std::string>& arguments) {
+  SplitCommandLine out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == "--" || arguments[i] == "---") {
+      out.separated = true;
+      out.separator = arguments[i];
+      out.program.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, arguments.end());
+      return out;
+    }
+    out.own.push_back(arguments[i]);
+  }
+  return out;
+}
+
 Environment runtime_environment(const RunOptions& options, const std::string& absolute_output) {
   namespace env = whatif::environment;
   auto nanoseconds = [](double ms) { return std::to_string(std::llround(ms * 1e6)); };

@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libzydis-dev libcli11-dev
   clang valgrind coz-profiler
   chromium nodejs npm
+  rustc cargo
 )
 
 missing=()
@@ -18,6 +19,9 @@ for pkg in "${PACKAGES[@]}"; do
     case "$pkg" in
       nodejs) command -v node >/dev/null 2>&1 && continue ;;
       npm) command -v npm >/dev/null 2>&1 && continue ;;
+      # The Rust integration test needs rustc; a rustup toolchain (~/.cargo/bin) serves as well.
+      rustc) command -v rustc >/dev/null 2>&1 && continue ;;
+      cargo) command -v cargo >/dev/null 2>&1 && continue ;;
     esac
     missing+=("$pkg")
   fi

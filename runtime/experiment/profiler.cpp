@@ -96,11 +96,11 @@ void Profiler::setup_symbols() {
   bool any_in_scope = false;
   for (const symbols::LoadedObject& object : symbols_->objects()) {
     context_.writer->object({object.path, object.build_id, object.bias, object.in_scope, object.debug_file});
-    any_in_scope = any_in_scope || (object.in_scope && object.has_debug_info);
+    any_in_scope = any_in_scope || (object.in_scope && (object.has_debug_info || !object.functions_from.empty()));
   }
   if (!any_in_scope) {
-    warn("no in-scope object has debug info, so no line can be profiled: rebuild with -g, or widen the binary scope "
-         "with -b");
+    warn("no in-scope object has debug info or function symbols, so nothing can be profiled: rebuild with -g, or "
+         "widen the binary scope with -b");
   }
   for (const std::string& message : breakpoints_.resolve(*symbols_)) warn(message);
   // Time in libwhatif.so (shims, handlers) and in -p traps is whatif's, not the program's.
