@@ -20,6 +20,7 @@ namespace {
 
 constexpr uint64_t kTickNs = 1000000;  // profiler wake-up period
 constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
+constexpr uint64_t kLivenessCheckNs = 100000000;  // how often to look for children killed before exiting
 
 MachineSettings settings_of(const config::Config& config) {
   return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns,
@@ -74,6 +75,12 @@ void Profiler::run() {
   tick(now);  // the last samples
   if (context_.config->end_to_end && machine_.state() == ExperimentMachine::State::kRunning) finish_experiment(now);
   write_samples(now);
+  if (context_.tree != nullptr) {
+    // Children that outlive the root run on undelayed and no longer join the tree.
+    context_.tree->close();
+    context_.delays->delay_size_ns.store(0, std::memory_order_release);
+    context_.delays->phase.store(static_cast<int>(delays::Phase::kIdle), std::memory_order_release);
+  }
 }
 
 void Profiler::warn(const std::string& message) {
@@ -141,8 +148,9 @@ void Profiler::tick(uint64_t now) {
     drain_thread(thread);
   }
   reap_retired();
+  drain_children(now);
   if (std::string warning = attributor_.take_warning(); !warning.empty()) warn(warning);
-  if (machine_.in_experiment()) in_flight_.integrate(now, progress::read_source_points());
+  if (machine_.in_experiment()) in_flight_.integrate(now, read_points());
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;
   ExperimentMachine::Action action = machine_.tick(now, draining && drained());
@@ -178,9 +186,40 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
   Line& line = attributor_.line(id);
   line.samples += sample.weight;
   if (line.sampled_point >= 0) sampled_counts_[static_cast<std::size_t>(line.sampled_point)] += sample.weight;
-  if (machine_.on_sample(id, line.fixed_match, sample.weight) && threads::profiler_credits(sample, published_ranges_)) {
+  if (machine_.on_sample(id, line.fixed_match, sample.weight) && thread != nullptr &&
+      threads::profiler_credits(sample, published_ranges_)) {
     threads::credit_selected(*context_.delays, *thread, sample.weight);
   }
+}
+
+void Profiler::drain_children(uint64_t now) {
+  threads::ProcessTree* tree = context_.tree;
+  if (tree == nullptr) return;
+  bool check_liveness = now - last_liveness_check_ns_ >= kLivenessCheckNs;
+  if (check_liveness) last_liveness_check_ns_ = now;
+  uint64_t lost = 0;
+  for (std::size_t i = 0; i < threads::ProcessTree::kMaxProcesses; ++i) {
+    threads::ProcessSlot& slot = tree->slot(i);
+    threads::ProcessSlot::State state = slot.state();
+    if (state != threads::ProcessSlot::kLive && state != threads::ProcessSlot::kExited) continue;
+    slot.drain([](void* self, const os::RawSample& sample) { static_cast<Profiler*>(self)->handle_sample(nullptr, sample); },
+               this);
+    lost += slot.lost();
+    // A child killed before its exit path ran never marks its slot exited.
+    if (state == threads::ProcessSlot::kExited || (check_liveness && os::process_exited(slot.pid()))) {
+      children_lost_ += slot.lost();
+      lost -= slot.lost();
+      slot.release();
+    }
+  }
+  if (!children_lost_warned_ && children_lost_ + lost > 0) {
+    children_lost_warned_ = true;
+    warn("child processes produced samples faster than the profiler drained them; some of their samples are lost");
+  }
+}
+
+std::vector<progress::PointReading> Profiler::read_points() const {
+  return context_.tree != nullptr ? context_.tree->read_points() : progress::read_source_points();
 }
 
 void Profiler::reap_retired() {
@@ -207,7 +246,7 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   delays.delay_size_ns.store(static_cast<uint64_t>(speedup * static_cast<double>(context_.config->sampling_period_ns)),
                              std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kRunning), std::memory_order_release);
-  points_at_start_ = progress::read_source_points();
+  points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
   sampled_at_start_ = sampled_counts_;
   in_flight_.reset(now);
@@ -253,7 +292,7 @@ std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now) {
   const config::Config& config = *context_.config;
   uint64_t delay_ns = context_.delays->global_ns.load(std::memory_order_acquire) - global_delay_at_start_;
   std::vector<profile::PointResult> results =
-      source_point_deltas(progress::read_source_points(), points_at_start_, in_flight_,
+      source_point_deltas(read_points(), points_at_start_, in_flight_,
                           static_cast<double>(now - machine_.start_ns()), delay_ns);
   for (profile::PointResult& result : breakpoints_.deltas(breakpoints_.read(snapshot_), breakpoints_at_start_)) {
     results.push_back(std::move(result));

@@ -19,6 +19,7 @@
 #include "profile/profile_writer.h"
 #include "progress/progress_points.h"
 #include "symbols/symbol_map.h"
+#include "threads/process_tree.h"
 #include "threads/threads.h"
 
 namespace whatif::experiment {
@@ -29,6 +30,9 @@ struct ProfilerContext {
   delays::GlobalDelays* delays = nullptr;
   threads::ThreadRegistry* threads = nullptr;
   profile::ProfileWriter* writer = nullptr;
+  /// The shared memory of the process tree (its delays are `delays`), or nullptr: forked children
+  /// then run unprofiled.
+  threads::ProcessTree* tree = nullptr;
   uint64_t start_ns = 0;
 };
 
@@ -52,7 +56,12 @@ class Profiler {
   void tick(uint64_t now);
   void refresh_symbols();
   void drain_thread(threads::ThreadState* thread);
+  /// `thread` is nullptr for a sample a child process forwarded (the child credited it).
   void handle_sample(threads::ThreadState* thread, const os::RawSample& sample);
+  /// Drains the samples child processes forwarded; frees the slots of children that exited.
+  void drain_children(uint64_t now);
+  /// Progress points of this process, with the visits child processes made added.
+  std::vector<progress::PointReading> read_points() const;
   void reap_retired();
   /// Applies a kStart decision: publishes the line and the delay size, reads the points' counts.
   void start_experiment(uint64_t now, int32_t line, double speedup);
@@ -95,6 +104,9 @@ class Profiler {
   std::vector<uint64_t> sampled_counts_;  // per sampled point, since the start
   std::vector<uint64_t> sampled_at_start_;
   uint64_t last_samples_write_ns_ = 0;
+  uint64_t last_liveness_check_ns_ = 0;
+  uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
+  bool children_lost_warned_ = false;
 };
 
 }  // namespace whatif::experiment

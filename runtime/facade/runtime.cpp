@@ -17,9 +17,11 @@
 
 #include "os/log.h"
 #include "config/config.h"
+#include "threads/process_tree.h"
 #include "threads/settle.h"
 #include "threads/threads.h"
 #include "delays/delays.h"
+#include "experiment/child_forwarder.h"
 #include "experiment/profiler.h"
 #include "libc/guard.h"
 #include "libc/real.h"
@@ -38,17 +40,24 @@ using threads::ThreadState;
 
 namespace {
 
-enum Lifecycle : int { kNotStarted, kStarting, kRunning, kFinished, kForkedChild };
+// kTreeChild: a process forked from a profiled one, profiled as part of the root's program (its
+// samples and visits forwarded to the root's profiler). kForkedChild: forked, but unprofiled.
+enum Lifecycle : int { kNotStarted, kStarting, kRunning, kFinished, kForkedChild, kTreeChild };
 
 struct RuntimeState {
   Config config;
-  delays::GlobalDelays delays;
+  /// The shared memory of the process tree, mapped before any fork; nullptr if the kernel refused.
+  threads::ProcessTree* tree = nullptr;
+  delays::GlobalDelays own_delays;  // the delay clock when there is no tree
+  /// The one delay clock: the tree's, shared with every forked child, or own_delays.
+  delays::GlobalDelays* delays = &own_delays;
   ThreadRegistry threads;
   profile::ProfileWriter writer;
   sampling::SamplerKind sampler_kind = sampling::SamplerKind::kPerfEvent;
   uint64_t start_ns = 0;
   pthread_key_t thread_key{};
-  std::unique_ptr<experiment::Profiler> profiler;
+  std::unique_ptr<experiment::Profiler> profiler;  // the root's; its thread is gone in a child
+  std::unique_ptr<experiment::ChildForwarder> forwarder;  // in a tree child only
 };
 
 std::atomic<int> g_lifecycle{kNotStarted};
@@ -56,13 +65,17 @@ RuntimeState* g_state = nullptr;  // set once during start-up, never freed (thre
 std::atomic<pid_t> g_starting_tid{0};
 std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
 
-bool running() { return g_lifecycle.load(std::memory_order_acquire) == kRunning; }
+/// Profiled: the root process, or a child in its tree (pairs with the stores of kRunning/kTreeChild).
+bool running() {
+  int lifecycle = g_lifecycle.load(std::memory_order_acquire);
+  return lifecycle == kRunning || lifecycle == kTreeChild;
+}
 
 void retire_thread(void* raw) {
   auto* thread = static_cast<ThreadState*>(raw);
   if (thread == nullptr || current_thread() != thread) return;
   interpose::ReentryGuard guard;
-  settle_delays(g_state->delays, *thread);  // table 1: a joiner may wake
+  settle_delays(*g_state->delays, *thread);  // table 1: a joiner may wake
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, os::sample_signal());
@@ -177,7 +190,17 @@ void start() {
     state.writer.warning(error);
   }
 
-  publish_signal_delays(&state.delays);
+  state.tree = threads::ProcessTree::create();
+  if (state.tree != nullptr) {
+    state.delays = &state.tree->delays();
+  } else {
+    std::string message = fmt::format("cannot map memory shared with forked children ({}): processes this program "
+                                      "forks run unprofiled",
+                                      std::strerror(errno));
+    log::warning("{}", message);
+    state.writer.warning(message);
+  }
+  publish_signal_delays(state.delays);
   struct sigaction action {};
   action.sa_sigaction = &on_runtime_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -187,7 +210,8 @@ void start() {
 
   experiment::ProfilerContext context;
   context.config = &state.config;
-  context.delays = &state.delays;
+  context.delays = state.delays;
+  context.tree = state.tree;
   context.threads = &state.threads;
   context.writer = &state.writer;
   context.start_ns = state.start_ns;
@@ -200,12 +224,32 @@ void start() {
   std::atexit([] { before_exit(g_main_status.load(std::memory_order_acquire)); });
 }
 
-/// Stops the profiler and writes the final records, once. Any application thread.
+/// A tree child leaves the tree (exit or exec): forwards its last samples and visits, then pays
+/// the delay it owes, so that a parent waiting for it may be credited up to the global clock.
+void leave_tree() {
+  sigset_t mask, previous;
+  sigemptyset(&mask);
+  sigaddset(&mask, os::sample_signal());
+  real::pthread_sigmask(SIG_BLOCK, &mask, &previous);  // the flush drains this thread's ring too
+  g_state->forwarder->stop_and_flush();
+  if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
+  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+/// Stops the profiler and writes the final records (the root), or leaves the tree (a child),
+/// once. Any application thread.
 void finish(int exit_status) {
   int expected = kRunning;
-  if (!g_lifecycle.compare_exchange_strong(expected, kFinished, std::memory_order_acq_rel)) return;
-  interpose::ReentryGuard guard;
-  g_state->profiler->stop_and_finish(exit_status);
+  if (g_lifecycle.compare_exchange_strong(expected, kFinished, std::memory_order_acq_rel)) {
+    interpose::ReentryGuard guard;
+    g_state->profiler->stop_and_finish(exit_status);
+    return;
+  }
+  expected = kTreeChild;
+  if (g_lifecycle.compare_exchange_strong(expected, kFinished, std::memory_order_acq_rel)) {
+    interpose::ReentryGuard guard;
+    leave_tree();
+  }
 }
 
 }  // namespace
@@ -260,15 +304,15 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
 }
 
 void before_waking() {
-  if (ThreadState* thread = current_thread()) settle_delays(g_state->delays, *thread);
+  if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
 }
 
 void before_blocking() {
-  if (ThreadState* thread = current_thread()) threads::before_blocking(g_state->delays, *thread);
+  if (ThreadState* thread = current_thread()) threads::before_blocking(*g_state->delays, *thread);
 }
 
 void after_blocking(bool woken_by_thread) {
-  if (ThreadState* thread = current_thread()) delays::after_blocking(g_state->delays, thread->delays, woken_by_thread);
+  if (ThreadState* thread = current_thread()) delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 
 void after_blocking_io(int fd, uint64_t blocked_ns) {
@@ -288,7 +332,7 @@ void after_blocking_io(int fd, uint64_t blocked_ns) {
       }
     }
   }
-  delays::after_blocking(g_state->delays, thread->delays, woken_by_thread);
+  delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
@@ -311,11 +355,11 @@ void before_fast_exit(int status) { finish(status); }
 void before_exec() { finish(-1); }
 
 void after_fork_in_child() {
-  int lifecycle = g_lifecycle.load(std::memory_order_acquire);
-  if (lifecycle != kRunning) return;
-  g_lifecycle.store(kForkedChild, std::memory_order_release);
+  if (!running()) return;
+  g_lifecycle.store(kForkedChild, std::memory_order_release);  // unprofiled until it joins the tree
+  interpose::ReentryGuard guard;
   // Only this thread survives the fork: the registry's lock may be held by a vanished thread, and
-  // the perf descriptors watch the parent's threads. Close them without locking or freeing.
+  // the perf descriptors watch the parent's threads. Close them without locking.
   g_state->threads.reset_after_fork();
   g_state->threads.for_each([](ThreadState* thread) {
     thread->sampler.reset();  // closes our copies; disabling would stop the parent's event
@@ -323,9 +367,40 @@ void after_fork_in_child() {
       if (fd >= 0) os::close_counter(fd);
       fd = -1;
     }
+    thread->breakpoints_opened = false;
   });
-  set_current_thread(nullptr);
+  ThreadState* self = current_thread();
+  g_state->threads.keep_only(self);
   g_state->writer.abandon();
+  // The parent's forwarder (a grandchild's parent is a tree child) and profiler threads are gone.
+  g_state->forwarder.reset();
+  threads::ProcessSlot* slot =
+      self != nullptr && g_state->tree != nullptr ? g_state->tree->claim(getpid()) : nullptr;
+  if (slot == nullptr) {
+    if (self != nullptr && g_state->tree != nullptr && g_state->tree->open()) {
+      static log::WarnOnce warn_once;
+      warn_once("more than {} processes of this program run at once: process {} runs unprofiled",
+                threads::ProcessTree::kMaxProcesses, getpid());
+    }
+    g_state->threads.keep_only(nullptr);
+    set_current_thread(nullptr);
+    return;
+  }
+  // This thread goes on in the child as a new kernel thread: sample it anew. Its delay clock is the
+  // parent thread's, as a new thread's is: delays the parent executed delayed the fork too.
+  self->tid = os::gettid();
+  self->sampler = sampling::make_sampler(g_state->sampler_kind);
+  if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
+  g_state->forwarder = std::make_unique<experiment::ChildForwarder>(*g_state->tree, *slot, g_state->threads);
+  if (g_state->forwarder->start() != 0) {
+    g_state->forwarder->stop_and_flush();  // frees the slot; the child runs unprofiled
+    g_state->forwarder.reset();
+    g_state->threads.keep_only(nullptr);
+    if (self->sampler) self->sampler->stop();
+    set_current_thread(nullptr);
+    return;
+  }
+  g_lifecycle.store(kTreeChild, std::memory_order_release);  // pairs with running()'s acquire
 }
 
 void after_dlopen() {

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +294,25 @@ WHATIF_EXPORT pid_t fork() noexcept {
   pid_t child = real::fork();
   if (child == 0) facade::after_fork_in_child();
   return child;
+}
+// Waiting for a child process: like a join, reaping a child that exited ends the wait. A child
+// in the process tree paid its delays before exiting, so the parent is credited up to the global
+// clock; a poll that reaped nothing (WNOHANG) pays what accrued instead.
+WHATIF_EXPORT pid_t wait(int* status) {
+  return blocking([&] { return real::wait(status); }, kWokenIfPositive);
+}
+WHATIF_EXPORT pid_t waitpid(pid_t pid, int* status, int options) {
+  return blocking([&] { return real::waitpid(pid, status, options); }, kWokenIfPositive);
+}
+WHATIF_EXPORT int waitid(idtype_t type, id_t id, siginfo_t* info, int options) {
+  return blocking([&] { return real::waitid(type, id, info, options); },
+                  [&](int result) { return result == 0 && info != nullptr && info->si_pid != 0; });
+}
+WHATIF_EXPORT pid_t wait3(int* status, int options, struct rusage* usage) noexcept {
+  return blocking([&] { return real::wait3(status, options, usage); }, kWokenIfPositive);
+}
+WHATIF_EXPORT pid_t wait4(pid_t pid, int* status, int options, struct rusage* usage) noexcept {
+  return blocking([&] { return real::wait4(pid, status, options, usage); }, kWokenIfPositive);
 }
 WHATIF_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   real::resolve();

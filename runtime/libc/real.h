@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +41,7 @@ extern "C" int __libc_start_main(int (*main)(int, char**, char**), int argc, cha
   REQUIRED(sendto) REQUIRED(recvmsg) REQUIRED(sendmsg) REQUIRED(accept) REQUIRED(accept4)         \
   REQUIRED(connect) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select) REQUIRED(pselect)             \
   REQUIRED(epoll_wait) REQUIRED(epoll_pwait)                                                      \
+  REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
   REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)
 

@@ -3,12 +3,16 @@
 #include "os/os.h"
 
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace whatif::os {
 
@@ -82,6 +86,28 @@ void raise_fd_limit() {
     limit.rlim_cur = limit.rlim_max;
     setrlimit(RLIMIT_NOFILE, &limit);
   }
+}
+
+void* map_shared_anonymous(std::size_t bytes) {
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : memory;
+}
+
+bool process_exited(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char text[512];
+  long n = read_raw(fd, text, sizeof(text) - 1);
+  ::syscall(SYS_close, fd);  // not the close shim: it is the program's
+  if (n <= 0) return true;
+  text[n] = '\0';
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state follows the last ')'.
+  const char* close_paren = std::strrchr(text, ')');
+  if (close_paren == nullptr || close_paren[1] == '\0' || close_paren[2] == '\0') return false;
+  char state = close_paren[2];
+  return state == 'Z' || state == 'X';
 }
 
 }  // namespace whatif::os

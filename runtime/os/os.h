@@ -35,5 +35,10 @@ WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size);
 int sample_signal();
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each thread holds perf descriptors).
 void raise_fd_limit();
+/// `bytes` of zeroed memory shared with every process later forked from this one
+/// (MAP_SHARED|MAP_ANONYMOUS, inherited by fork). Returns nullptr when the kernel refuses.
+void* map_shared_anonymous(std::size_t bytes);
+/// Whether process `pid` has exited (it is gone or a zombie), from /proc/PID/stat.
+bool process_exited(pid_t pid);
 
 }  // namespace whatif::os

@@ -45,4 +45,11 @@ void ThreadRegistry::take_retired(std::vector<ThreadState*>& out) {
   unlock();
 }
 
+void ThreadRegistry::keep_only(ThreadState* survivor) {
+  lock();
+  threads_.clear();
+  if (survivor != nullptr) threads_.push_back(survivor);
+  unlock();
+}
+
 }  // namespace whatif::threads

@@ -38,9 +38,13 @@ class ThreadRegistry {
   void snapshot(std::vector<ThreadState*>& out);
   /// Profiler thread: removes and returns retired threads for final draining and freeing.
   void take_retired(std::vector<ThreadState*>& out);
-  /// All threads (fork child: to close inherited descriptors).
-  /// Fork child only: the lock may have been held by a thread that no longer exists.
+  /// Fork child only: the lock may have been held by a thread that no longer exists. Call
+  /// for_each next to close the inherited descriptors, then keep_only.
   void reset_after_fork() { lock_.clear(std::memory_order_relaxed); }
+  /// Fork child only: forgets every thread but `survivor` (the thread that forked, or nullptr). The
+  /// vanished threads' states are not freed: their owners never retire them.
+  void keep_only(ThreadState* survivor);
+  /// All threads (fork child: to close inherited descriptors).
   template <typename F>
   void for_each(F&& visit) {
     lock();

@@ -1,0 +1,115 @@
+// A forked child's forwarder thread (see child_forwarder.h). Runs on its own runtime thread in
+// the child (all signals blocked, re-entry guard set), and on the exiting thread for the flush.
+#include "experiment/child_forwarder.h"
+
+#include <signal.h>
+
+#include "libc/guard.h"
+#include "libc/real.h"
+#include "os/os.h"
+#include "progress/progress_points.h"
+#include "threads/settle.h"
+
+namespace whatif::experiment {
+namespace {
+constexpr uint64_t kTickNs = 1000000;  // as the root's profiler
+
+/// Whether a sample is in the published selected line: its IP, or a return address in any frame
+/// (the root attributes a sample outside the scope to its nearest in-scope caller).
+bool in_selected_line(const os::RawSample& sample, const delays::RangesSnapshot& ranges) {
+  if (ranges.contains(sample.ip)) return true;
+  for (uint32_t i = 1; i < sample.callchain_length; ++i) {
+    if (ranges.contains(sample.callchain[i] - 1)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads)
+    : tree_(tree), slot_(slot), threads_(threads) {
+  const progress::CounterRegistry& registry = progress::counters();
+  forwarded_.resize(registry.size());
+  for (std::size_t i = 0; i < forwarded_.size(); ++i) {
+    forwarded_[i] = __atomic_load_n(&registry.slot(i).counter.count, __ATOMIC_RELAXED);
+  }
+}
+
+int ChildForwarder::start() {
+  sigset_t all, previous;
+  sigfillset(&all);
+  real::pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits the full mask
+  int result = real::pthread_create(&thread_, nullptr, &ChildForwarder::thread_main, this);
+  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_started_ = result == 0;
+  return result;
+}
+
+void* ChildForwarder::thread_main(void* self) {
+  interpose::mark_runtime_thread();
+  auto* forwarder = static_cast<ChildForwarder*>(self);
+  while (!forwarder->stop_requested_.load(std::memory_order_acquire)) {  // pairs with stop_and_flush
+    forwarder->tick();
+    os::sleep_ns(kTickNs);
+  }
+  return nullptr;
+}
+
+void ChildForwarder::stop_and_flush() {
+  if (thread_started_) {
+    stop_requested_.store(true, std::memory_order_release);
+    real::pthread_join(thread_, nullptr);
+    thread_started_ = false;
+  }
+  tick();
+  slot_.mark_exited();
+}
+
+void ChildForwarder::tick() {
+  crediting_ = delays::snapshot_selected_ranges(tree_.delays(), ranges_);
+  threads_.snapshot(snapshot_);
+  for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
+  threads_.take_retired(retired_);
+  for (threads::ThreadState* thread : retired_) {
+    drain_thread(thread);
+    delete thread;
+  }
+  forward_visits();
+}
+
+void ChildForwarder::drain_thread(threads::ThreadState* thread) {
+  if (!thread->sampler) return;
+  struct Context {
+    ChildForwarder* self;
+    threads::ThreadState* thread;
+  } context{this, thread};
+  thread->sampler->drain(
+      [](void* raw, const os::RawSample& sample) {
+        auto* c = static_cast<Context*>(raw);
+        c->self->forward(c->thread, sample);
+      },
+      &context);
+}
+
+void ChildForwarder::forward(threads::ThreadState* thread, const os::RawSample& sample) {
+  // The thread credited the samples it scanned whose IP is in the ranges; the rest are ours, as
+  // they are the profiler's in the root (threads::profiler_credits).
+  if (crediting_ && threads::profiler_credits(sample, ranges_) && in_selected_line(sample, ranges_)) {
+    threads::credit_selected(tree_.delays(), *thread, sample.weight);
+  }
+  slot_.push(sample);
+}
+
+void ChildForwarder::forward_visits() {
+  const progress::CounterRegistry& registry = progress::counters();
+  std::size_t size = registry.size();
+  if (forwarded_.size() < size) forwarded_.resize(size, 0);  // registered in this child: all new
+  for (std::size_t i = 0; i < size; ++i) {
+    const progress::CounterSlot& counter = registry.slot(i);
+    uint64_t count = __atomic_load_n(&counter.counter.count, __ATOMIC_RELAXED);
+    if (count <= forwarded_[i]) continue;
+    tree_.add_visits(counter.type, counter.name, count - forwarded_[i]);
+    forwarded_[i] = count;
+  }
+}
+
+}  // namespace whatif::experiment

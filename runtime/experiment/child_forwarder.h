@@ -1,0 +1,50 @@
+// The profiler's stand-in in a forked child process: a thread that drains the child's samples,
+// credits those in the selected line to the tree's one delay clock, and forwards samples and
+// progress visits through the child's ProcessSlot to the root's profiler, which attributes them
+// and runs the experiments. Runs on its own runtime thread (all signals blocked) in the child, and
+// once more on the exiting thread to flush.
+#pragma once
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "delays/delays.h"
+#include "threads/process_tree.h"
+#include "threads/threads.h"
+
+namespace whatif::experiment {
+
+class ChildForwarder {
+ public:
+  /// The forked child, right after fork: `slot` is the one it claimed in `tree`. The progress
+  /// counts it inherited are the parent's and are not forwarded.
+  ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads);
+  /// Starts the thread (with all signals blocked). Returns 0 or an errno.
+  int start();
+  /// The exiting (or exec'ing) thread: stops the thread, forwards the last samples and visits,
+  /// and marks the slot exited. The calling thread must have its sample signal blocked.
+  void stop_and_flush();
+
+ private:
+  static void* thread_main(void* self);
+  void tick();
+  void drain_thread(threads::ThreadState* thread);
+  void forward(threads::ThreadState* thread, const os::RawSample& sample);
+  void forward_visits();
+
+  threads::ProcessTree& tree_;
+  threads::ProcessSlot& slot_;
+  threads::ThreadRegistry& threads_;
+  pthread_t thread_{};
+  bool thread_started_ = false;
+  std::atomic<bool> stop_requested_{false};
+  std::vector<uint64_t> forwarded_;  // per counter-registry slot: visits counted already
+  std::vector<threads::ThreadState*> snapshot_;
+  std::vector<threads::ThreadState*> retired_;
+  delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
+  bool crediting_ = false;
+};
+
+}  // namespace whatif::experiment
