@@ -160,7 +160,8 @@ Result<std::unique_ptr<FunctionIndex>> FunctionIndex::open(const std::string& ob
     used_fdes = true;
   }
   if (used_fdes) {
-    index->sources_ += index->sources_.empty() ? ".eh_frame" : " and .eh_frame";
+    // With symbols, the FDE-only pieces are stubs (.plt) and start-up code: the names are the symbols'.
+    if (index->sources_.empty()) index->sources_ = ".eh_frame";
     std::sort(index->functions_.begin(), index->functions_.end(),
               [](const FunctionBounds& a, const FunctionBounds& b) { return a.begin < b.begin; });
   }

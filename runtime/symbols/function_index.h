@@ -30,7 +30,8 @@ class FunctionIndex {
   const FunctionBounds* find(uint64_t address) const;
   /// Every function's bounds, sorted by address.
   const std::vector<FunctionBounds>& functions() const { return functions_; }
-  /// Where the names came from, for the user: ".symtab", ".dynsym", ".eh_frame" or a combination.
+  /// Where the names came from, for the user: ".symtab", ".dynsym", or ".eh_frame" when no symbol
+  /// names a function (FDEs also split the code symbols leave uncovered, but name little there).
   const std::string& sources() const { return sources_; }
 
  private:

@@ -65,7 +65,7 @@ fn main() {
                 let mut acc = seed;
                 let mut rounds = 0u64;
                 while Instant::now() < deadline {
-                    acc = light(mix(acc, 200_000), 60_000);
+                    acc = light(mix(acc, 20_000), 6_000);
                     rounds += 1;
                     if let Some(c) = counter {
                         c.count.fetch_add(1, Ordering::Relaxed);
