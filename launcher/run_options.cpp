@@ -31,6 +31,7 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
   if (options.sampler == "timer") out.emplace_back(env::kSampler, "timer");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
+  if (options.no_instructions) out.emplace_back(env::kInstructions, "off");
   return out;
 }
 

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string sampler = "auto";
   bool append = false;
   bool follow_children = false;
+  bool no_instructions = false;
   bool quiet = false;
   std::vector<std::string> command;
 };

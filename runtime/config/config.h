@@ -33,6 +33,7 @@ struct Config {
   bool seed_given = false;
   bool force_timer_sampler = false;  // WHATIF_SAMPLER=timer (tests cover both backends)
   bool follow_children = false;
+  bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 
