@@ -523,7 +523,7 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       if (item.d.stores) candidates.push_back({Cause::store_buffer, item.address, 0, dyn});
       double highs = 0;
       for (const Culprit& c : candidates) highs += c.high;
-      for (Culprit& c : candidates) c.low = std::max(0.0, dyn - (highs - c.high));
+      for (Culprit& c : candidates) c.low = std::min(c.high, std::max(0.0, dyn - (highs - c.high)));
       if (candidates.empty()) candidates.push_back({Cause::unexplained, 0, dyn, dyn});
       // What the candidates' upper bounds cannot cover is unexplained too.
       double max_cover = 0;
