@@ -336,7 +336,10 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       else charged[i] = (i == block.first ? sampled[i] : 0) + (i < block.last ? sampled[i + 1] : 0);
     }
   }
-  // An instruction whose samples went to its predecessor tells nothing about its own time.
+  // Frequencies come from windows of the samples as they were taken: the model charges a wait to
+  // the instruction that waits (the consumer), where skid also puts the producer's time, and a
+  // window of at least one best-case cycle averages the rest of the skid out. CPI uses the
+  // skid-corrected counts. An instruction whose samples went to its predecessor has no CPI.
   auto informative = [&](std::size_t i) { return !options.skid || i < blocks[code[i].block].last || i == blocks[code[i].block].first; };
 
   // ---- frequencies ----------------------------------------------------------------------------
@@ -359,8 +362,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     for (const Block& block : blocks) {
       Window w;
       for (std::size_t i = block.first; i <= block.last; ++i) {
-        if (!informative(i) || relative[i] <= 0) continue;
-        w.samples += charged[i];
+        if (relative[i] <= 0) continue;
+        w.samples += sampled[i];
         w.weight += relative[i] * best_case(code[i]);
         if (w.weight >= relative[i] * 1.0) windows.push_back(std::exchange(w, {}));
       }
@@ -391,8 +394,7 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       Window w;
       for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) {
-        if (!informative(i)) continue;
-        w.samples += charged[i];
+        w.samples += sampled[i];
         w.weight += best_case(code[i]);
         if (w.weight >= 1.0) windows[find(b)].push_back(std::exchange(w, {}));
       }
@@ -442,6 +444,31 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
           };
           solve(in[b], b == 0 || blocks[b].preds.empty());
           solve(out[b], blocks[b].exits || blocks[b].succs.empty());
+        }
+      }
+    }
+    // Flow bounds: the heuristic errs upwards (a class whose issue points all stall looks more
+    // frequent), so a block fed only by `b` cannot run more often than `b`, and the blocks `b` alone
+    // feeds share its frequency: scale such successors down when they add up to more. Only ever down.
+    if (!missing_edges) {
+      for (int round = 0; round < 4; ++round) {
+        for (std::size_t b = 0; b < blocks.size(); ++b) {
+          if (block_f[b] < 0 || blocks[b].exits) continue;
+          double fed = 0;
+          std::vector<std::size_t> only;
+          for (std::size_t succ : blocks[b].succs) {
+            if (succ == b || blocks[succ].preds.size() != 1 || block_f[succ] < 0) continue;
+            only.push_back(succ);
+            fed += block_f[succ];
+          }
+          bool all = only.size() == blocks[b].succs.size();
+          if (only.empty() || fed <= block_f[b] * 1.05 || (!all && only.size() > 1)) continue;
+          double scale = block_f[b] / fed;
+          if (!all) scale = std::min(1.0, block_f[b] / block_f[only.front()]);
+          for (std::size_t succ : only) {
+            block_f[succ] *= scale;
+            if (block_c[succ] == Confidence::high) block_c[succ] = Confidence::medium;
+          }
         }
       }
     }

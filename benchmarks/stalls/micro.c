@@ -41,11 +41,39 @@ __attribute__((noinline)) long branch(const unsigned char* data, long n) {
   return a + b;
 }
 
+/* A reduction with a data-dependent step, for the frequency-accuracy run (accuracy.sh). */
+__attribute__((noinline)) long sum_skip(const unsigned char* data, long n) {
+  long s = 0;
+  for (long i = 0; i < n; i += 1 + (data[i] & 3)) s += data[i] * (i & 7);
+  return s;
+}
+
 /* I-cache: straight-line code far larger than a 32 KB I-cache (icache_body.h: generated). */
 #include "icache_body.h"
 
 int main(int argc, char** argv) {
   const char* kind = argc > 1 ? argv[1] : "chase";
+  if (!strcmp(kind, "mix")) {
+    /* Fixed work (not time): the same executions under whatif and under callgrind. */
+    long rounds = argc > 2 ? atol(argv[2]) : 100;
+    long n = 1 << 16;
+    unsigned char* data = malloc(n);
+    srand(2);
+    for (long i = 0; i < n; ++i) data[i] = rand();
+    long count = (1 << 20) / sizeof(struct node);
+    struct node* nodes = malloc(count * sizeof(struct node));
+    for (long i = 0; i < count; ++i) nodes[i].next = &nodes[(i * 7919 + 1) % count];
+    struct node* p = nodes;
+    uint64_t x = 12345, sink = 0;
+    for (long r = 0; r < rounds; ++r) {
+      sink += branch(data, n);
+      x = divide(x, 3, 1 << 13);
+      p = chase(p, 1 << 15);
+      sink += sum_skip(data, n);
+    }
+    printf("sink %llu\n", (unsigned long long)(sink + x + (uintptr_t)p));
+    return 0;
+  }
   double seconds = argc > 2 ? atof(argv[2]) : 2;
   double end = now() + seconds;
   uint64_t sink = 0;

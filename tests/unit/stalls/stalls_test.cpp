@@ -40,18 +40,21 @@ std::vector<InstructionResult> loop_of(const Function& function) {
   return loop;
 }
 
-/// Samples as the model predicts them for `frequency` executions per period, plus `extra` cycles per
-/// execution at `stalled`; skid puts each instruction's samples on the next one.
+/// Samples as the model predicts them for `frequency` executions per period (S = F x M), plus
+/// `extra` cycles per execution at `stalled`, taken without skid (the tests analyse with skid off).
 std::map<uint64_t, double> synthesize(const std::vector<InstructionResult>& loop, double frequency, uint64_t stalled,
                                       double extra) {
   std::map<uint64_t, double> counts;
-  // The analysis charges the samples named at instruction k + 1 to k; the block's last instruction
-  // (the loop's branch) is charged nothing, so its cycles are left out here.
-  for (std::size_t i = 0; i + 1 < loop.size(); ++i) {
-    double cycles = loop[i].best_case + (loop[i].address == stalled ? extra : 0);
-    counts[loop[i + 1].address] += frequency * cycles;
+  for (const InstructionResult& row : loop) {
+    counts[row.address] += frequency * (row.best_case + (row.address == stalled ? extra : 0));
   }
   return counts;
+}
+
+Options no_skid() {
+  Options options;
+  options.skid = false;
+  return options;
 }
 
 const InstructionResult& at(const ProcedureResult& result, uint64_t address) {
@@ -83,8 +86,7 @@ TEST(StallsTest, PointerChasingIsBlamedOnTheDCacheWithTheLoadAsCulprit) {
   ASSERT_NE(load, loop.end()) << "no load in chase's loop";
   // 10000 executions per period; the load misses: 150 cycles more each time.
   auto counts = synthesize(loop, 10000, load->address, 150);
-  Options options;
-  ProcedureResult result = analyse(kernels(), *chase, "kernels", counts, nullptr, options);
+  ProcedureResult result = analyse(kernels(), *chase, "kernels", counts, nullptr, no_skid());
   const InstructionResult& row = at(result, load->address);
   EXPECT_NEAR(row.frequency, 10000, 1000) << "the loop's frequency from its unstalled issue points";
   EXPECT_GT(row.dynamic_stall, 100);
@@ -109,7 +111,7 @@ TEST(StallsTest, DependentDividesAreAStaticDividerStall) {
   auto div = std::find_if(loop.begin(), loop.end(), [](const InstructionResult& r) { return r.text.rfind("div", 0) == 0; });
   ASSERT_NE(div, loop.end());
   auto counts = synthesize(loop, 5000, 0, 0);
-  ProcedureResult result = analyse(kernels(), *divide, "kernels", counts, nullptr, Options{});
+  ProcedureResult result = analyse(kernels(), *divide, "kernels", counts, nullptr, no_skid());
   // The divide's consumer waits for it at the head of the queue (the stall is charged to the waiter).
   const InstructionResult& consumer = at(result, (div + 1)->address);
   EXPECT_GT(consumer.static_stall, 5) << consumer.text << " waits for the divide's result";
