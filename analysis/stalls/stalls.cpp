@@ -329,18 +329,19 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     auto it = counts.find(code[i].address);
     if (it != counts.end()) sampled[i] = it->second;
   }
-  // Skid: a sample names the instruction after the one that held the head of the queue.
-  for (const Block& block : blocks) {
-    for (std::size_t i = block.first; i <= block.last; ++i) {
-      if (!options.skid) charged[i] = sampled[i];
-      else charged[i] = (i == block.first ? sampled[i] : 0) + (i < block.last ? sampled[i + 1] : 0);
-    }
+  // Skid: a sample names the instruction after the one that held the head of the queue, so it is
+  // moved back one instruction, except where the model itself charges a wait to the named
+  // instruction (it waits for a producer: that wait is its own) and at a block head (mispredicts and
+  // I-cache misses show there). Never across blocks.
+  auto keeps = [&](std::size_t i) { return !options.skid || i == blocks[code[i].block].first || code[i].stall > 0; };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (keeps(i)) charged[i] += sampled[i];
+    else charged[i - 1] += sampled[i];
   }
-  // Frequencies come from windows of the samples as they were taken: the model charges a wait to
-  // the instruction that waits (the consumer), where skid also puts the producer's time, and a
-  // window of at least one best-case cycle averages the rest of the skid out. CPI uses the
-  // skid-corrected counts. An instruction whose samples went to its predecessor has no CPI.
-  auto informative = [&](std::size_t i) { return !options.skid || i < blocks[code[i].block].last || i == blocks[code[i].block].first; };
+  // An instruction that neither keeps its own samples nor receives its successor's has no CPI.
+  auto informative = [&](std::size_t i) {
+    return keeps(i) || (i < blocks[code[i].block].last && !keeps(i + 1));
+  };
 
   // ---- frequencies ----------------------------------------------------------------------------
   std::vector<double> block_f(blocks.size(), -1);
@@ -390,24 +391,31 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
         }
       }
     }
-    std::map<std::size_t, std::vector<Window>> windows;
-    for (std::size_t b = 0; b < blocks.size(); ++b) {
-      Window w;
-      for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) {
-        w.samples += sampled[i];
-        w.weight += best_case(code[i]);
-        if (w.weight >= 1.0) windows[find(b)].push_back(std::exchange(w, {}));
-      }
-      if (w.weight > 0) windows[find(b)].push_back(w);
-    }
-    for (auto& [root, list] : windows) {
-      auto [f, confidence] = estimate(list);
-      if (f < 0) continue;
-      double samples = 0;
-      for (const Window& w : list) samples += w.samples;
-      if (samples <= 0) continue;  // leave unsampled classes to propagation
+    // Two readings of the samples: as taken (a wait is charged to the consumer, where skid puts the
+    // producer's time too) and skid-corrected. Either can put a long stall in a window whose best case
+    // is small, and the heuristic only errs upwards then, so each class takes the smaller estimate.
+    for (const std::vector<double>* counts : {&sampled, &charged}) {
+      std::map<std::size_t, std::vector<Window>> windows;
       for (std::size_t b = 0; b < blocks.size(); ++b) {
-        if (find(b) == root) block_f[b] = f, block_c[b] = confidence;
+        Window w;
+        for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) {
+          if (counts == &charged && !informative(i)) continue;
+          w.samples += (*counts)[i];
+          w.weight += best_case(code[i]);
+          if (w.weight >= 1.0) windows[find(b)].push_back(std::exchange(w, {}));
+        }
+        if (w.weight > 0) windows[find(b)].push_back(w);
+      }
+      for (auto& [root, list] : windows) {
+        auto [f, confidence] = estimate(list);
+        if (f < 0) continue;
+        double samples = 0;
+        for (const Window& w : list) samples += w.samples;
+        if (samples <= 0) continue;  // leave unsampled classes to propagation
+        if (block_f[root] >= 0 && block_f[root] <= f) continue;
+        for (std::size_t b = 0; b < blocks.size(); ++b) {
+          if (find(b) == root) block_f[b] = f, block_c[b] = confidence;
+        }
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
