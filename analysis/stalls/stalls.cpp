@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <set>
 
@@ -646,11 +647,23 @@ double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
   return static_cast<double>(lines.size()) * 64;
 }
 
-void add_sources(ProcedureResult& result, const std::string& path) {
-  auto map = symbols::SymbolMap::for_file(path);
-  if (!map || !*map) return;
+/// Line tables, read once per object.
+struct Lines {
+  std::map<std::string, std::unique_ptr<symbols::SymbolMap>> maps;
+  symbols::SymbolMap* get(const std::string& path) {
+    auto it = maps.find(path);
+    if (it == maps.end()) {
+      auto map = symbols::SymbolMap::for_file(path);
+      it = maps.emplace(path, map ? std::move(*map) : nullptr).first;
+    }
+    return it->second.get();
+  }
+};
+
+void add_sources(ProcedureResult& result, symbols::SymbolMap* map) {
+  if (map == nullptr) return;
   for (InstructionResult& row : result.instructions) {
-    if (auto info = (*map)->lookup(row.address)) {
+    if (auto info = map->lookup(row.address)) {
       const symbols::SourceLine& line = info->frames.front();
       row.source = std::string(line.file) + ":" + std::to_string(line.line);
     }
@@ -696,6 +709,7 @@ std::vector<ProcedureResult> analyse_profile(const analysis::Profile& profile, d
   for (const auto& object : merged)
     for (const auto& [a, c] : object.counts) total += c;
   Objects objects;
+  Lines lines;
   std::vector<ProcedureResult> out;
   for (const auto& object : merged) {
     const ElfCode* code = objects.get(object.path, object.build_id, notes);
@@ -707,7 +721,7 @@ std::vector<ProcedureResult> analyse_profile(const analysis::Profile& profile, d
     for (const auto& [function, samples] : sampled) {
       if (total <= 0 || samples / total < min_share || samples <= 0) continue;
       ProcedureResult result = analyse(*code, *function, object.path, object.counts, branches_for(branches, object), options);
-      add_sources(result, object.path);
+      add_sources(result, lines.get(object.path));
       out.push_back(std::move(result));
     }
   }
@@ -735,7 +749,8 @@ Result<ProcedureResult> analyse_function(const analysis::Profile& profile, const
     if (code == nullptr) continue;
     if (const Function* f = code->function_named(name)) {
       ProcedureResult result = analyse(*code, *f, object.path, object.counts, branches_for(branches, object), options);
-      add_sources(result, object.path);
+      Lines lines;
+      add_sources(result, lines.get(object.path));
       return result;
     }
   }
