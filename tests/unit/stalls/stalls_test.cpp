@@ -144,6 +144,29 @@ TEST(StallsTest, BranchRecordsGiveHighConfidenceFrequencies) {
   }
 }
 
+TEST(StallsTest, SkidMovesSamplesBackUnlessTheNamedInstructionWaitsForItsProducer) {
+  // chase: the compare after the load names the load's time; divide_chain: the add after the divide
+  // waits for its result, so its samples are its own.
+  const Function* chase = kernels().function_named("chase");
+  const Function* divide = kernels().function_named("divide_chain");
+  ASSERT_NE(chase, nullptr);
+  ASSERT_NE(divide, nullptr);
+  std::vector<InstructionResult> chase_loop = loop_of(*chase), divide_loop = loop_of(*divide);
+  auto load = std::find_if(chase_loop.begin(), chase_loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  auto div = std::find_if(divide_loop.begin(), divide_loop.end(), [](const InstructionResult& r) { return r.text.rfind("div", 0) == 0; });
+  ASSERT_TRUE(load != chase_loop.end() && load + 1 != chase_loop.end());
+  ASSERT_TRUE(div != divide_loop.end() && div + 1 != divide_loop.end());
+  ASSERT_EQ((load + 1)->static_stall, 0) << (load + 1)->text << " does not wait for the load";
+  ProcedureResult moved = analyse(kernels(), *chase, "kernels", {{(load + 1)->address, 500}}, nullptr, Options{});
+  EXPECT_EQ(at(moved, load->address).charged, 500);
+  EXPECT_EQ(at(moved, (load + 1)->address).charged, 0);
+  ProcedureResult kept = analyse(kernels(), *divide, "kernels", {{(div + 1)->address, 500}}, nullptr, Options{});
+  EXPECT_EQ(at(kept, (div + 1)->address).charged, 500) << "the divide's consumer waits: its samples stay";
+  EXPECT_EQ(at(kept, div->address).charged, 0);
+  ProcedureResult off = analyse(kernels(), *chase, "kernels", {{(load + 1)->address, 500}}, nullptr, no_skid());
+  EXPECT_EQ(at(off, (load + 1)->address).charged, 500) << "--no-skid keeps samples where they were taken";
+}
+
 TEST(StallsTest, WithoutSamplesNoStallIsInvented) {
   const Function* chase = kernels().function_named("chase");
   ASSERT_NE(chase, nullptr);
