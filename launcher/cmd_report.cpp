@@ -6,6 +6,7 @@
 
 #include "analysis/causal/analysis.h"
 #include "analysis/causal/report_output.h"
+#include "analysis/stalls/stalls_report.h"
 #include "commands.h"
 
 namespace whatif::cli {
@@ -20,7 +21,39 @@ struct ReportArgs {
   int bootstrap = 500;
   std::uint32_t seed = 1;
   bool no_phase_correction = false;
+  bool procedures = false;        // dcpiprof
+  std::string annotate;           // dcpicalc
+  bool summary = false;           // Figure 4 for each procedure with >= 1% of the samples
+  bool no_skid = false;
 };
+
+/// --procedures, --annotate and --summary: the stall analysis of the (first) profile.
+int run_stalls(const ReportArgs& args, const analysis::Profile& profile) {
+  std::vector<std::string> notes;
+  std::string text;
+  if (profile.instructions.empty()) {
+    fmt::print(stderr, "whatif report: {}: no per-instruction samples (`instructions` records): profile it again "
+                       "with this whatif, without --no-instructions\n", profile.path);
+    return 1;
+  }
+  if (!args.annotate.empty()) {
+    auto result = stalls::analyse_function(profile, args.annotate, !args.no_skid);
+    if (!result) {
+      fmt::print(stderr, "whatif report: {}\n", result.error());
+      return 1;
+    }
+    text = stalls::render_annotate(*result);
+  } else if (args.summary) {
+    for (const auto& procedure : stalls::analyse_profile(profile, 0.01, &notes, !args.no_skid)) {
+      text += stalls::render_summary(procedure) + "\n";
+    }
+  } else {
+    text = stalls::render_procedures(stalls::procedures(profile, &notes));
+  }
+  for (const std::string& note : notes) fmt::print(stderr, "whatif report: {}\n", note);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return 0;
+}
 
 int run_report(const ReportArgs& args) {
   std::vector<analysis::Profile> profiles;
@@ -32,6 +65,7 @@ int run_report(const ReportArgs& args) {
     }
     profiles.push_back(std::move(*profile));
   }
+  if (args.procedures || args.summary || !args.annotate.empty()) return run_stalls(args, profiles.front());
   analysis::Options options;
   options.bootstrap = args.bootstrap;
   options.seed = args.seed;
@@ -83,6 +117,13 @@ void register_report(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   report->add_flag("--no-phase-correction", args->no_phase_correction,
                    "Do not scale predictions by the share of the run the line was active (Coz eq. 8)");
+  report->add_flag("--procedures", args->procedures,
+                   "Samples per procedure (dcpiprof), from the per-instruction samples");
+  report->add_option("--annotate", args->annotate,
+                     "Annotated disassembly of FUNCTION (dcpicalc): frequency, CPI, stall bubbles, culprits, source lines");
+  report->add_flag("--summary", args->summary,
+                   "Where each procedure's cycles go (best-case vs actual CPI, stall causes), for those with >= 1% of samples");
+  report->add_flag("--no-skid", args->no_skid, "Keep samples on the instruction they name (no skid correction)");
   report->callback([&commands, args] { commands.run = [args] { return run_report(*args); }; });
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "analysis/profile/profile.h"
+#include "analysis/stalls/stalls_report.h"
 #include "commands.h"
 #include "launcher_paths.h"
 #include "run_options.h"
@@ -115,6 +116,19 @@ void embed_sources(const std::string& path, const analysis::Profile& profile) {
       shown_until = last;
     }
   }
+}
+
+/// Appends the stall analysis of the procedures with at least 1% of the per-instruction samples
+/// (`stalls` records), so the viewer shows them without disassembling. After the run: it never
+/// inflates the program's time.
+void embed_stalls(const std::string& path, const analysis::Profile& profile) {
+  if (profile.instructions.empty()) return;
+  std::vector<std::string> notes;
+  auto results = stalls::analyse_profile(profile, 0.01, &notes);
+  std::ofstream out(path, std::ios::app);
+  constexpr std::size_t kMaxProcedures = 20;
+  for (std::size_t i = 0; i < results.size() && i < kMaxProcedures; ++i) out << stalls::stalls_record(results[i]);
+  for (const std::string& note : notes) out << analysis::warning_record(note);
 }
 
 void append_warning(const std::string& path, const std::string& message) {
@@ -233,6 +247,7 @@ int run(const RunOptions& options) {
                                         "; the profile keeps every experiment completed before that");
   }
   if (!coz) embed_sources(absolute_output, *profile);
+  if (!coz) embed_stalls(absolute_output, *profile);
 
   progress.poll();
   relay_warnings();
@@ -294,6 +309,8 @@ void register_run(CLI::App& app, Commands& commands) {
                           "could rank at the top) or samples (in proportion to samples, as Coz)")
       ->check(CLI::IsMember({"adaptive", "samples"}));
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
+  run_command->add_flag("--no-instructions", options->no_instructions,
+                        "Keep no per-instruction sample counts (the stall analysis's input)");
   run_command->add_flag("--follow-children", options->follow_children, "Also preload the runtime into programs it runs");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");
   run_command->add_option("command", options->command, "The program and its arguments, after --- or --");

@@ -7,6 +7,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_run(app, commands);
   register_lines(app, commands);
   register_report(app, commands);
+  register_stats(app, commands);
   register_view(app, commands);
 }
 

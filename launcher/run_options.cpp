@@ -46,6 +46,7 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (options.sampler == "timer" || options.sampler == "user") out.emplace_back(env::kSampler, options.sampler);
   if (options.allocation == "samples") out.emplace_back(env::kAllocation, "samples");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
+  if (options.no_instructions) out.emplace_back(env::kInstructions, "off");
   return out;
 }
 

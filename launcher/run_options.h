@@ -24,6 +24,7 @@ struct RunOptions {
   std::string allocation = "adaptive";
   bool append = false;
   bool follow_children = false;
+  bool no_instructions = false;
   bool quiet = false;
   std::vector<std::string> command;
 };

@@ -107,6 +107,67 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   profile.experiments.push_back(std::move(experiment));
 }
 
+std::size_t current_process(const Profile& profile) { return profile.headers.empty() ? 0 : profile.headers.size() - 1; }
+
+/// The entry of `records` for this process and object, replaced by a newer record (counts are
+/// cumulative: the last one wins).
+template <typename Records>
+typename Records::value_type& entry_for(Records& records, const Profile& profile, const json& record) {
+  std::size_t process = current_process(profile);
+  std::string path = string_or(record, "path"), build_id = string_or(record, "build_id");
+  for (auto& entry : records) {
+    if (entry.process == process && entry.path == path && entry.build_id == build_id) {
+      entry = {};
+      entry.process = process, entry.path = path, entry.build_id = build_id;
+      return entry;
+    }
+  }
+  records.emplace_back();
+  records.back().process = process, records.back().path = path, records.back().build_id = build_id;
+  return records.back();
+}
+
+bool unsigned_at(const json& array, std::size_t i, uint64_t& out) {
+  if (i >= array.size() || !array[i].is_number()) return false;
+  double value = array[i].get<double>();
+  if (value < 0) return false;
+  out = array[i].is_number_unsigned() ? array[i].get<uint64_t>() : static_cast<uint64_t>(value);
+  return true;
+}
+
+void read_instructions(const json& record, Profile& profile) {
+  auto counts = record.find(format::record::instructions::counts);
+  if (counts == record.end() || !counts->is_array()) return;
+  InstructionSamples& entry = entry_for(profile.instructions, profile, record);
+  for (const json& pair : *counts) {
+    uint64_t address = 0;
+    if (pair.is_array() && pair.size() == 2 && unsigned_at(pair, 0, address) && pair[1].is_number())
+      entry.counts[address] += pair[1].get<double>();
+  }
+}
+
+void read_branches(const json& record, Profile& profile) {
+  BranchSamples& entry = entry_for(profile.branches, profile, record);
+  if (auto edges = record.find("edges"); edges != record.end() && edges->is_array()) {
+    for (const json& edge : *edges) {
+      BranchSamples::Edge e;
+      if (edge.is_array() && edge.size() == 3 && unsigned_at(edge, 0, e.from) && unsigned_at(edge, 1, e.to) && edge[2].is_number()) {
+        e.count = edge[2].get<double>();
+        entry.edges.push_back(e);
+      }
+    }
+  }
+  if (auto ranges = record.find("ranges"); ranges != record.end() && ranges->is_array()) {
+    for (const json& range : *ranges) {
+      BranchSamples::Range r;
+      if (range.is_array() && range.size() == 3 && unsigned_at(range, 0, r.start) && unsigned_at(range, 1, r.end) && range[2].is_number()) {
+        r.count = range[2].get<double>();
+        entry.ranges.push_back(r);
+      }
+    }
+  }
+}
+
 void read_whatif_record(const json& record, Profile& profile) {
   std::string type = string_or(record, "type");
   if (type == "experiment") {
@@ -123,7 +184,12 @@ void read_whatif_record(const json& record, Profile& profile) {
                                 static_cast<long>(number_or(record, "exit_status", -1))});
   } else if (type == "object") {
     auto in_scope = record.find("in_scope");
-    profile.objects.push_back({string_or(record, "path"), in_scope != record.end() && in_scope->is_boolean() && in_scope->get<bool>()});
+    profile.objects.push_back({string_or(record, "path"), in_scope != record.end() && in_scope->is_boolean() && in_scope->get<bool>(),
+                               string_or(record, "build_id"), number_or(record, "bias", 0)});
+  } else if (type == format::record::instructions::kName) {
+    read_instructions(record, profile);
+  } else if (type == "branches") {
+    read_branches(record, profile);
   } else if (type == "warning") {
     profile.warnings.push_back(string_or(record, "message"));
   } else if (type == "source") {
@@ -168,6 +234,10 @@ Result<void> check_header(const json& header, const std::string& name, Profile& 
     if (auto points = options->find("progress_points"); points != options->end() && points->is_array())
       for (const json& point : *points)
         if (point.is_string()) process.progress_points.push_back(point.get<std::string>());
+  }
+  if (auto machine = header.find("machine"); machine != header.end() && machine->is_object()) {
+    process.cpu_model = string_or(*machine, "cpu_model");
+    process.cpu_mhz = number_or(*machine, "cpu_mhz", -1);
   }
   // The first process's command is the profiled program; a second header (--append, an exec'd
   // program) must not extend it.
@@ -505,6 +575,39 @@ const Profile& ProfileFollower::profile() const { return state_->parser.profile(
 const std::string& ProfileFollower::error() const {
   static const std::string none;
   return state_->parser.rejected() ? state_->parser.error() : none;
+}
+
+std::vector<InstructionSamples> merged_instructions(const Profile& profile) {
+  std::vector<InstructionSamples> merged;
+  for (const InstructionSamples& record : profile.instructions) {
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const InstructionSamples& m) {
+      return m.path == record.path && m.build_id == record.build_id;
+    });
+    if (it == merged.end()) {
+      merged.push_back(record);
+      merged.back().process = 0;
+      continue;
+    }
+    for (const auto& [address, count] : record.counts) it->counts[address] += count;
+  }
+  return merged;
+}
+
+std::vector<BranchSamples> merged_branches(const Profile& profile) {
+  std::vector<BranchSamples> merged;
+  for (const BranchSamples& record : profile.branches) {
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const BranchSamples& m) {
+      return m.path == record.path && m.build_id == record.build_id;
+    });
+    if (it == merged.end()) {
+      merged.push_back(record);
+      merged.back().process = 0;
+      continue;
+    }
+    it->edges.insert(it->edges.end(), record.edges.begin(), record.edges.end());
+    it->ranges.insert(it->ranges.end(), record.ranges.begin(), record.ranges.end());
+  }
+  return merged;
 }
 
 Result<Profile> read_profile(const std::string& path) {

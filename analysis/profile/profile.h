@@ -71,12 +71,44 @@ struct Header {
   double seed = -1;
   double experiment_length_ns = -1;
   std::vector<std::string> progress_points;  ///< from -p
+  std::string cpu_model;             ///< machine.cpu_model, or empty
+  double cpu_mhz = -1;               ///< machine.cpu_mhz: the nominal clock, or -1
 };
 
 /// An `object` record: a loaded object and whether its lines may be chosen.
 struct LoadedObject {
   std::string path;
   bool in_scope = false;
+  std::string build_id;  ///< hex, or empty
+  double bias = 0;       ///< load bias
+};
+
+/// An `instructions` record: one object's cumulative samples per instruction, by ELF virtual
+/// address. The last record of an object (path and build id) wins; --append runs each add theirs.
+struct InstructionSamples {
+  std::size_t process = 0;  ///< index of the header (process) that wrote it
+  std::string path;
+  std::string build_id;
+  std::map<uint64_t, double> counts;
+};
+
+/// A `branches` record (software or hardware branch records, issue #11): taken-branch edges and
+/// the straight-line ranges executed between them, with how often each was seen, by ELF virtual
+/// address. The last record of an object wins.
+struct BranchSamples {
+  struct Edge {
+    uint64_t from = 0, to = 0;
+    double count = 0;
+  };
+  struct Range {
+    uint64_t start = 0, end = 0;  ///< first and last instruction's address, both inclusive
+    double count = 0;
+  };
+  std::size_t process = 0;  ///< index of the header (process) that wrote it
+  std::string path;
+  std::string build_id;
+  std::vector<Edge> edges;
+  std::vector<Range> ranges;
 };
 
 /// A `runtime` record: a process that ended normally.
@@ -107,6 +139,9 @@ struct Profile {
   bool has_stalls = false;
   std::vector<Header> headers;        ///< whatif only: one per process, in file order
   std::vector<LoadedObject> objects;  ///< whatif only
+  /// whatif only: per process and object, the last record (merged_instructions() sums processes)
+  std::vector<InstructionSamples> instructions;
+  std::vector<BranchSamples> branches;  ///< whatif only: per process and object, the last record
   std::vector<RuntimeEnd> runtimes;   ///< whatif only: one per process that ended normally
   std::vector<std::string> record_types;  ///< every record's type, in file order
   bool truncated = false;  ///< an incomplete last line was ignored (also in `notes`)
@@ -118,6 +153,12 @@ struct Profile {
 /// positive duration are dropped and latency observations with a negative `difference` skipped
 /// (each counted in a note).
 Result<Profile> parse_profile(std::string_view text, const std::string& name);
+
+/// The per-instruction samples of each object (path and build id), summed over the processes that
+/// wrote them (--append runs, followed children).
+std::vector<InstructionSamples> merged_instructions(const Profile& profile);
+/// The branch records of each object, summed over processes.
+std::vector<BranchSamples> merged_branches(const Profile& profile);
 
 /// Reads and parses the file at `path`.
 Result<Profile> read_profile(const std::string& path);

@@ -88,6 +88,7 @@ Config Config::from_environment() {
     config.user_only_sampler = std::string(value) == "user";
   }
   config.follow_children = env(names::kFollowChildren) != nullptr;
+  if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);
   return config;
@@ -107,6 +108,7 @@ std::string Config::options_json() const {
       {"progress_points", points},
       {"sampled_points", sampled},
       {"format", coz_format ? "coz" : "whatif"},
+      {"instructions", instruction_counts},
   };
   return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

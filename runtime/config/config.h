@@ -35,6 +35,7 @@ struct Config {
   bool adaptive_allocation = true;   // WHATIF_ALLOCATION=samples: lines in proportion to samples
   bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
   bool follow_children = false;
+  bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

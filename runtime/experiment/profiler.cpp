@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <unordered_map>
 
 #include "libc/guard.h"
 #include "libc/real.h"
@@ -181,6 +182,7 @@ void Profiler::drain_thread(threads::ThreadState* thread) {
 }
 
 void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& sample) {
+  if (context_.config->instruction_counts) instructions_.add(sample.ip, sample.weight);
   int32_t id = attributor_.attribute_sample(sample);
   if (id < 0) return;
   Line& line = attributor_.line(id);
@@ -350,6 +352,20 @@ void Profiler::write_samples(uint64_t now) {
     if (line.samples > 0) counts.emplace_back(line.name, line.samples);
   }
   context_.writer->samples(counts, now - context_.start_ns);
+  write_instructions();
+}
+
+void Profiler::write_instructions() {
+  if (!context_.config->instruction_counts || !symbols_ || instructions_.size() == 0) return;
+  std::unordered_map<const symbols::LoadedObject*, std::vector<std::pair<uint64_t, uint64_t>>> by_object;
+  instructions_.for_each([&](uint64_t ip, uint64_t samples) {
+    const symbols::LoadedObject* object = symbols_->object_at(ip);
+    if (object != nullptr && object->in_scope) by_object[object].emplace_back(ip - object->bias, samples);
+  });
+  for (auto& [object, counts] : by_object) {
+    std::sort(counts.begin(), counts.end());
+    context_.writer->instructions(object->path, object->build_id, counts);
+  }
 }
 
 }  // namespace whatif::experiment

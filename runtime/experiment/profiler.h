@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "delays/delays.h"
 #include "experiment/attribution.h"
+#include "experiment/instruction_counts.h"
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
@@ -76,6 +77,9 @@ class Profiler {
   void finish_experiment(uint64_t now);
   std::vector<profile::PointResult> point_deltas(uint64_t now);
   void write_samples(uint64_t now);
+  /// One `instructions` record per in-scope object with samples: its cumulative per-instruction
+  /// counts at ELF virtual addresses (runtime IP minus the object's load bias).
+  void write_instructions();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();
@@ -87,6 +91,7 @@ class Profiler {
   std::atomic<bool> refresh_requested_{false};
   std::unique_ptr<symbols::SymbolMap> symbols_;
   Attributor attributor_;
+  InstructionCounts instructions_;  // every sampled IP; filtered to in-scope objects when written
   BreakpointPoints breakpoints_;
   ExperimentMachine machine_;
   InFlightIntegral in_flight_;

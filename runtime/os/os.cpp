@@ -2,6 +2,7 @@
 // from any thread and signal handlers.
 #include "os/os.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -72,6 +73,21 @@ WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size) {
   long result = n < 0 ? -errno : n;
   errno = saved_errno;
   return result;
+}
+
+std::string read_text(const char* path, std::size_t max) {
+  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return {};
+  std::string text(max, '\0');
+  std::size_t size = 0;
+  while (size < max) {
+    long n = read_raw(fd, text.data() + size, max - size);
+    if (n <= 0) break;
+    size += static_cast<std::size_t>(n);
+  }
+  ::syscall(SYS_close, fd);
+  text.resize(size);
+  return text;
 }
 
 [[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code) {

@@ -1,10 +1,12 @@
 // The OS layer's small helpers: clocks, thread ids, signals to threads, sleeping. The only place
-// (with perf_event.*, cpu_timer.*) that makes raw syscalls. All functions here are signal-safe.
+// (with perf_event.*, cpu_timer.*) that makes raw syscalls. All functions here are signal-safe but
+// read_text (which allocates).
 #pragma once
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "base/signal_safe.h"
 
@@ -27,6 +29,9 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
 WHATIF_SIGNAL_SAFE bool write_all(int fd, const void* data, std::size_t size);
 /// read(2) with the raw syscall (bypasses the read shim). Returns the bytes read or -errno.
 WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size);
+/// Up to `max` bytes of a (small, procfs) text file, read with raw syscalls; empty when unreadable.
+/// Allocates: not for signal context.
+std::string read_text(const char* path, std::size_t max);
 /// Ends the whole process now with the raw exit_group syscall: no atexit handlers, no interposed
 /// _exit, no lock.
 [[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code);

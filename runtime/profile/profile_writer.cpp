@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,32 @@ std::string iso8601(uint64_t realtime_ns) {
   char buffer[32];
   strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return buffer;
+}
+
+/// The header's `machine` object. `cpu_model` and `cpu_mhz` (the nominal clock: the "@ N.NNGHz" of
+/// the model name when it has one, else the first "cpu MHz" of /proc/cpuinfo) let the offline stall
+/// analysis turn sampled time into cycles.
+nlohmann::json machine(const utsname& system) {
+  nlohmann::json out = {{"hostname", system.nodename}, {"kernel", system.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}};
+  std::string cpuinfo = os::read_text("/proc/cpuinfo", 16384);
+  auto field = [&](const char* name) -> std::string {
+    std::size_t at = cpuinfo.find(name);
+    if (at == std::string::npos) return {};
+    std::size_t colon = cpuinfo.find(':', at), end = cpuinfo.find('\n', at);
+    if (colon == std::string::npos || colon > end) return {};
+    std::size_t begin = cpuinfo.find_first_not_of(' ', colon + 1);
+    return begin == std::string::npos || begin >= end ? std::string() : cpuinfo.substr(begin, end - begin);
+  };
+  std::string model = field("model name");
+  double mhz = std::strtod(field("cpu MHz").c_str(), nullptr);
+  if (std::size_t at = model.rfind('@'); at != std::string::npos) {
+    char* end = nullptr;
+    double ghz = std::strtod(model.c_str() + at + 1, &end);
+    if (ghz > 0 && end != nullptr && std::strncmp(end, "GHz", 3) == 0) mhz = ghz * 1000.0;
+  }
+  if (!model.empty()) out["cpu_model"] = model;
+  if (mhz > 0) out["cpu_mhz"] = mhz;
+  return out;
 }
 
 }  // namespace
@@ -64,7 +91,7 @@ void ProfileWriter::header(const Header& header) {
       {"sampling_period_ns", header.sampling_period_ns},
       {"sampler", header.sampler},
       {"options", nlohmann::json::parse(header.options_json, nullptr, false)},
-      {"machine", {{"hostname", system.nodename}, {"kernel", system.release}, {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}}},
+      {"machine", machine(system)},
       {"scope", {{"binary", header.binary_scope}, {"source", header.source_scope}}},
   };
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -133,6 +160,15 @@ void ProfileWriter::samples(const std::vector<std::pair<std::string, uint64_t>>&
   nlohmann::json map = nlohmann::json::object();
   for (const auto& [line, count] : counts) map[line] = count;
   nlohmann::json record = {{"type", "samples"}, {"counts", map}, {"elapsed_ns", elapsed_ns}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::instructions(const std::string& path, const std::string& build_id,
+                                 const std::vector<std::pair<uint64_t, uint64_t>>& counts) {
+  if (format_ == Format::kCoz) return;  // Coz's format has no per-instruction record
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [address, samples] : counts) pairs.push_back({address, samples});
+  nlohmann::json record = {{"type", "instructions"}, {"path", path}, {"build_id", build_id}, {"counts", pairs}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -72,6 +72,9 @@ class ProfileWriter {
   void experiment(const ExperimentRecord& experiment);
   /// Cumulative per-line sample counts.
   void samples(const std::vector<std::pair<std::string, uint64_t>>& counts, uint64_t elapsed_ns);
+  /// Cumulative per-instruction sample counts of one object: (ELF virtual address, samples), sorted.
+  void instructions(const std::string& path, const std::string& build_id,
+                    const std::vector<std::pair<uint64_t, uint64_t>>& counts);
   void warning(const std::string& message);
   void runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status);
   /// Closes the descriptor in a forked child without writing (signal-safe).

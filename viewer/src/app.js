@@ -4,6 +4,7 @@
 import { parseProfile } from './parse.js';
 import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './analysis.js';
 import { speedupChart, PALETTE } from './chart.js';
+import { renderStalls } from './stalls.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { profiles: [], report: null, pointNames: [], visible: [], observer: null };
@@ -92,7 +93,9 @@ function renderSummary() {
 function renderExtras() {
   const extras = $('extras');
   extras.replaceChildren();
-  const sections = [['lbr', 'Branch records', 'lbr-section'], ['stalls', 'Stalls', 'stalls-section']];
+  const stalls = state.profiles.flatMap((p) => p.stalls);
+  if (stalls.length) extras.append(renderStalls(el, stalls, state.profiles.flatMap((p) => p.sources)));
+  const sections = [['lbr', 'Branch records', 'lbr-section']];
   for (const [key, title, id] of sections) {
     const records = state.profiles.flatMap((p) => p[key]);
     if (!records.length) continue;

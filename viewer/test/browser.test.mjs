@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as stallsFixture from './stalls-fixture.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -219,10 +220,20 @@ test('?profile=URL loads and combines profiles (Coz text and JSON Lines too)', a
 test('branch-record and stall sections appear only with such records', async () => {
   const file = join(scratch, 'with-lbr.jsonl');
   writeFileSync(file, `${readFileSync(join(fixtures, 'exact.jsonl'), 'utf8')}` +
-    '{"type":"lbr","from":"a.c:1","to":"a.c:9","count":12}\n{"type":"stalls","line":"a.c:3","cycles":400}\n');
+    '{"type":"lbr","from":"a.c:1","to":"a.c:9","count":12}\n' +
+    [stallsFixture.chase, stallsFixture.helper, stallsFixture.source].map((r) => JSON.stringify(r)).join('\n') + '\n');
   const tab = await open([file]);
   assert.match(await tab.locator('#lbr-section').textContent(), /Branch records \(1 record\).*a\.c:9/);
-  assert.match(await tab.locator('#stalls-section').textContent(), /Stalls \(1 record\).*400/);
+  const stalls = tab.locator('#stalls-section');
+  assert.match(await stalls.locator('h2').textContent(), /Stalls \(2 procedures\)/);
+  assert.deepEqual(await stalls.locator('.stalls-procedures tbody td.mono:nth-child(4)').allTextContents(), ['chase', 'helper']);
+  // The hottest procedure is shown: its summary and its listing, the bubble beside the source line.
+  assert.match(await stalls.locator('.stalls-summary').textContent(), /D-cache88\.9% to 98\.9%/);
+  assert.match(await stalls.locator('.stalls-source').first().textContent(), /micro\.c:18 +for \(long i/);
+  assert.match(await stalls.locator('.stalls-bubble.dynamic').textContent(), /dt … 78\.8cy dynamic: D-cache ← 1524, DTLB ← 1524/);
+  await tab.screenshot({ path: join(artifacts, 'viewer-stalls.png'), fullPage: true });
+  await stalls.locator('tr[data-procedure="helper"]').click();
+  assert.match(await stalls.locator('.stalls-detail h3').first().textContent(), /helper/);
   await tab.close();
 });
 

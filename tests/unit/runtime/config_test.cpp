@@ -90,6 +90,7 @@ TEST_F(ConfigTest, EveryOptionTheLauncherEncodesReachesTheRuntime) {
   options.format = "coz";
   options.sampler = "timer";
   options.follow_children = true;
+  options.no_instructions = true;
   options.command = {"./app", "--name", "two words", "", "last"};
   Config config = through_the_environment(options);
   EXPECT_TRUE(config.errors.empty()) << config.errors.front();
@@ -112,6 +113,7 @@ TEST_F(ConfigTest, EveryOptionTheLauncherEncodesReachesTheRuntime) {
   EXPECT_EQ(config.seed, 42u);
   EXPECT_TRUE(config.force_timer_sampler);
   EXPECT_TRUE(config.follow_children);
+  EXPECT_FALSE(config.instruction_counts) << "--no-instructions turns the per-instruction histogram off";
   EXPECT_EQ(config.command, options.command) << "the header's command must be the one the program ran with";
 }
 
@@ -131,6 +133,7 @@ TEST_F(ConfigTest, TheLaunchersDefaultsAreTheRuntimesDefaults) {
   EXPECT_FALSE(config.seed_given);
   EXPECT_FALSE(config.force_timer_sampler);
   EXPECT_FALSE(config.follow_children);
+  EXPECT_TRUE(config.instruction_counts) << "per-instruction counts are on by default";
 }
 
 TEST(LauncherCommandLine, FirstSeparatorHandsTheRestToTheProgramVerbatim) {
