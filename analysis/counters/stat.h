@@ -23,7 +23,7 @@ struct Counts {
   uint32_t pid = 0, tid = 0;
   std::string name;
   std::vector<os::CounterReading> readings;
-  double wall_ns = 0;  ///< the thread's life from creation to exit, 0 when unknown (then: the run's)
+  double wall_ns = 0;  ///< the thread's observed life (found to gone), 0 when unknown (then: the run's)
 };
 
 /// A reading's scaled value and how much of its enabled time it counted.

@@ -117,13 +117,6 @@ TEST(PerThread, ThreadsOfAnotherProcessFormTheirOwnProcess) {
   EXPECT_EQ(processes[1].readings[0].value, 60u);
 }
 
-TEST(Scaling, CpuReadingsMergeIntoTheTasks) {
-  os::CounterReading merged = os::merge_cpus({10, 100, 40}, {5, 100, 60});
-  EXPECT_EQ(merged.value, 15u);
-  EXPECT_EQ(merged.time_enabled, 100u);
-  EXPECT_EQ(merged.time_running, 100u);
-}
-
 TEST(Derived, CpiAndUtilisationNeedTheirEvents) {
   std::vector<EventColumn> columns = {{"task-clock", true, ""}, {"instructions", true, ""}, {"cycles", true, ""}};
   Derived all = derive(columns, {{500e6, 1}, {1000, 1}, {3400, 1}}, 1e9);
