@@ -146,8 +146,10 @@ int stat(const StatOptions& options) {
     resolved.push_back(*event);
   }
 
-  int go[2];
-  if (pipe2(go, O_CLOEXEC) != 0) {
+  // go: the launcher tells the child to exec once the counters are open. exec_error: the child
+  // reports a failed exec (errno); a successful exec closes it (O_CLOEXEC) with nothing written.
+  int go[2], exec_error[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
     fmt::print(stderr, "whatif stat: pipe failed: {}\n", std::strerror(errno));
     return 2;
   }
@@ -166,10 +168,12 @@ int stat(const StatOptions& options) {
     for (const std::string& argument : options.command) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "whatif stat: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    int error = errno;
+    (void)!::write(exec_error[1], &error, sizeof(error));
     _exit(127);
   }
   ::close(go[0]);
+  ::close(exec_error[1]);
 
   auto forced = counters::forced_unavailable_events();
   std::vector<counters::EventColumn> columns;
@@ -192,6 +196,20 @@ int stat(const StatOptions& options) {
   // Per thread: the launcher finds the program's threads in /proc and counts each on its own.
   ThreadTable threads(static_cast<uint32_t>(child), resolved, columns);
   ::close(go[1]);  // the child execs now
+  int exec_errno = 0;
+  ssize_t got;
+  while ((got = ::read(exec_error[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {
+  }
+  ::close(exec_error[0]);
+  if (got == static_cast<ssize_t>(sizeof(exec_errno))) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::string hint = options.command[0].find('/') == std::string::npos
+                           ? "; give its path (e.g. ./" + options.command[0] + ") or check PATH"
+                           : "; check the path and that it is executable";
+    fmt::print(stderr, "whatif stat: cannot run {}: {}{}\n", options.command[0], std::strerror(exec_errno), hint);
+    return 127;
+  }
   auto started = std::chrono::steady_clock::now();
 
   signal(SIGINT, SIG_IGN);  // Ctrl-C stops the program; we stay to print what it counted

@@ -76,5 +76,13 @@ TEST_F(Integration, StatReturnsTheProgramsExitStatusAndRejectsUnknownEvents) {
   EXPECT_NE(e.err.find("-e no-such-event-xyz: unknown event"), std::string::npos) << e;
 }
 
+TEST_F(Integration, StatSaysWhenTheProgramCannotRunAndCountsNothing) {
+  Child missing({kLauncher, "stat", "---", path("no-such-program")}, {}, dir_);
+  Exit e = missing.wait();
+  EXPECT_EQ(e.status, 127) << e;
+  EXPECT_NE(e.err.find("cannot run " + path("no-such-program") + ": No such file or directory"), std::string::npos) << e;
+  EXPECT_EQ(e.err.find("Counter stats"), std::string::npos) << e;  // no table of the launcher's own fork
+}
+
 }  // namespace
 }  // namespace itest
