@@ -9,6 +9,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_report(app, commands);
   register_stats(app, commands);
   register_view(app, commands);
+  register_stat(app, commands);
 }
 
 }  // namespace whatif::cli

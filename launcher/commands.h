@@ -24,5 +24,6 @@ void register_lines(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);
 void register_view(CLI::App& app, Commands& commands);
 void register_stats(CLI::App& app, Commands& commands);
+void register_stat(CLI::App& app, Commands& commands);
 
 }  // namespace whatif::cli

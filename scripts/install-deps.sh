@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config python3
   libdwarf-dev libdwarf1 libelf-dev zlib1g-dev libunwind-dev libfmt-dev nlohmann-json3-dev
-  libgtest-dev libzydis-dev libcli11-dev
+  libgtest-dev libzydis-dev libcli11-dev libpfm4-dev
   clang valgrind coz-profiler llvm
   chromium nodejs npm
   rustc cargo
