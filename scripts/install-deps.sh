@@ -9,6 +9,9 @@ PACKAGES=(
   libgtest-dev libzydis-dev libcli11-dev
   clang valgrind coz-profiler
   chromium nodejs npm
+  # make bench's server benchmark: memcached built from Debian's source (dpkg-source, libevent)
+  # under Debian's load generator memcslap
+  dpkg-dev libevent-dev libmemcached-tools
 )
 
 missing=()
