@@ -19,14 +19,16 @@ long counted_visits(const Profile& profile, const std::string& spec) {
 
 class PatchPoint : public Integration {
  protected:
-  /// Runs patch_point natively and under `whatif run --end-to-end -p hot`; checks the output is the
+  /// Runs patch_point natively and under `whatif run --end-to-end -p hot` (one experiment); checks the output is the
   /// same and every visit counted; returns the profile's text.
   std::string run_and_compare(const std::string& visits_per_thread, const Environment& env) {
     std::string spec = marker_spec("patch_point.c", "hot");
     Exit native = Child({program("patch_point"), visits_per_thread}, {}, dir_).wait();
     EXPECT_EQ(native.status, 0) << native;
     std::string out = path("p.jsonl");
-    Exit e = whatif(out, {"--end-to-end", "-p", spec}, {program("patch_point"), visits_per_thread}, env);
+    // One experiment from start-up (a fixed line starts it without waiting for samples) to exit.
+    Exit e = whatif(out, {"--end-to-end", "--fixed-line", spec, "--fixed-speedup", "0", "-p", spec},
+                    {program("patch_point"), visits_per_thread}, env);
     EXPECT_EQ(e.status, 0) << e;
     EXPECT_EQ(e.out, native.out) << "the patched program printed something else";
     Profile p = load_profile(out);

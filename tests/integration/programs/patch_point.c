@@ -1,5 +1,5 @@
-/* A hot line for -p: two threads each run `hot` a known number of times (after a pause, so the
-   end-to-end experiment is running), then print how often and a checksum that a wrongly moved
+/* A hot line for -p: two threads each run `hot` a known number of times (after pauses, so the
+   experiment is running and a breakpoint counter is open in each thread), then print how often and a checksum that a wrongly moved
    instruction would change. Usage: patch_point [visits per thread=2000000]. */
 #include <pthread.h>
 
@@ -15,6 +15,8 @@ __attribute__((noinline)) static uint64_t hot(uint64_t acc, uint64_t i) {
 
 static void* worker(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
+  struct timespec pause = {0, 100000000};  /* time for the profiler to see the thread (breakpoints) */
+  nanosleep(&pause, NULL);
   for (long i = 0; i < g_per_thread; ++i) acc = hot(acc, (uint64_t)i);
   return (void*)(uintptr_t)acc;
 }
