@@ -13,6 +13,16 @@
 
 namespace whatif::experiment {
 
+namespace {
+
+std::vector<std::pair<uint64_t, uint64_t>> fragments_of(const symbols::FunctionExtent& extent, uint64_t bias) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const symbols::AddressRange& range : extent.fragments) out.emplace_back(range.begin + bias, range.end + bias);
+  return out;
+}
+
+}  // namespace
+
 const char* mechanism_name(PointMechanism mechanism) {
   switch (mechanism) {
     case PointMechanism::kPatch: return "patch";
@@ -61,7 +71,8 @@ std::vector<std::string> BreakpointPoints::install_patches(symbols::SymbolMap& s
       reason = "its address is in no loaded object";
     } else if (auto bounds = symbols::function_bounds(object->path, addresses_[i] - object->bias); !bounds) {
       reason = "its function's bounds are unknown (" + bounds.error() + ")";
-    } else if (auto installed = patch::install(addresses_[i], bounds->begin + object->bias, bounds->end + object->bias);
+    } else if (auto installed = patch::install(addresses_[i], bounds->body.begin + object->bias,
+                                               bounds->body.end + object->bias, fragments_of(*bounds, object->bias));
                !installed) {
       reason = "patching its code is unsafe: " + installed.error();
     } else {

@@ -28,7 +28,8 @@ void write_jump(uint64_t site, const uint8_t (&jump)[kJumpLength]) {
 
 }  // namespace
 
-Result<Installed> install(uint64_t site, uint64_t function_begin, uint64_t function_end) {
+Result<Installed> install(uint64_t site, uint64_t function_begin, uint64_t function_end,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& fragments) {
   const std::size_t page = os::page_size();
   void* pages = os::map_near(site, 2 * page, kReach);
   if (pages == nullptr) return Error{"no free page within 1 GiB of the line for its trampoline"};
@@ -36,7 +37,9 @@ Result<Installed> install(uint64_t site, uint64_t function_begin, uint64_t funct
   auto* counter = reinterpret_cast<uint64_t*>(code_address + page);
 
   FunctionCode function{reinterpret_cast<const uint8_t*>(function_begin), function_begin, function_end - function_begin};
-  Result<Plan> plan = plan_patch(function, site, code_address, reinterpret_cast<uint64_t>(counter));
+  std::vector<FunctionCode> parts;
+  for (const auto& [begin, end] : fragments) parts.push_back({reinterpret_cast<const uint8_t*>(begin), begin, end - begin});
+  Result<Plan> plan = plan_patch(function, site, code_address, reinterpret_cast<uint64_t>(counter), parts);
   if (!plan) {
     os::unmap(pages, 2 * page);
     return Error{plan.error()};

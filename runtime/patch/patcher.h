@@ -3,6 +3,8 @@
 // while no other thread of the program can run the patched code (see install()).
 #pragma once
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "base/result.h"
 #include "patch/plan.h"
@@ -29,6 +31,8 @@ struct Installed {
 /// waits); the jmp is still written with one aligned 8-byte store when it fits in one, else its
 /// last four bytes before its first. Refuses with the reason plan_patch() gives, or when no page
 /// within reach is free or the code's protection cannot be changed.
-Result<Installed> install(uint64_t site, uint64_t function_begin, uint64_t function_end);
+/// `fragments` are the [begin, end) ranges of the parts split off the function (NAME.cold).
+Result<Installed> install(uint64_t site, uint64_t function_begin, uint64_t function_end,
+                          const std::vector<std::pair<uint64_t, uint64_t>>& fragments = {});
 
 }  // namespace whatif::patch

@@ -33,7 +33,8 @@ bool ends_block(x86::Transfer transfer) {
 
 }  // namespace
 
-Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t trampoline_address, uint64_t counter_address) {
+Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t trampoline_address, uint64_t counter_address,
+                        const std::vector<FunctionCode>& fragments) {
   const uint64_t end = function.begin + function.size;
   if (site < function.begin || site >= end) return Error{"the address " + hex(site) + " is outside its function"};
 
@@ -42,19 +43,27 @@ Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t tr
   std::vector<uint64_t> targets;
   bool site_is_boundary = false;
   bool computed_jumps = false;
-  for (uint64_t at = function.begin; at < end;) {
-    x86::Instruction instruction = decoder.decode(function.bytes + (at - function.begin), end - at, at);
-    if (instruction.length == 0) return Error{"its function does not decode at " + hex(at)};
-    if (at == site) site_is_boundary = true;
-    switch (instruction.transfer) {
-      case x86::Transfer::kJump:
-      case x86::Transfer::kConditional: targets.push_back(instruction.target); break;
-      case x86::Transfer::kCall:
-      case x86::Transfer::kIndirectCall: targets.push_back(at + instruction.length); break;  // the return lands here
-      case x86::Transfer::kIndirectJump: computed_jumps = true; break;
-      default: break;
+  auto sweep = [&](const FunctionCode& code) -> Result<void> {
+    const uint64_t code_end = code.begin + code.size;
+    for (uint64_t at = code.begin; at < code_end;) {
+      x86::Instruction instruction = decoder.decode(code.bytes + (at - code.begin), code_end - at, at);
+      if (instruction.length == 0) return Error{"its function does not decode at " + hex(at)};
+      if (at == site) site_is_boundary = true;
+      switch (instruction.transfer) {
+        case x86::Transfer::kJump:
+        case x86::Transfer::kConditional: targets.push_back(instruction.target); break;
+        case x86::Transfer::kCall:
+        case x86::Transfer::kIndirectCall: targets.push_back(at + instruction.length); break;  // the return lands here
+        case x86::Transfer::kIndirectJump: computed_jumps = true; break;
+        default: break;
+      }
+      at += instruction.length;
     }
-    at += instruction.length;
+    return {};
+  };
+  if (Result<void> swept = sweep(function); !swept) return Error{swept.error()};
+  for (const FunctionCode& fragment : fragments) {
+    if (Result<void> swept = sweep(fragment); !swept) return Error{swept.error()};
   }
   if (!site_is_boundary) return Error{hex(site) + " is not an instruction boundary of its function"};
 

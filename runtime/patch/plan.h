@@ -36,6 +36,8 @@ struct FunctionCode {
 /// within the function, a direct branch (or a call's return) lands inside the displaced bytes past
 /// the site, the displaced bytes run past an unconditional transfer, the function has computed
 /// jumps while more than one instruction would be displaced, or an instruction cannot be moved.
-Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t trampoline_address, uint64_t counter_address);
+/// `fragments` are the parts split off the function (NAME.cold): their branches into it count too.
+Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t trampoline_address, uint64_t counter_address,
+                        const std::vector<FunctionCode>& fragments = {});
 
 }  // namespace whatif::patch

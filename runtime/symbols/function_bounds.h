@@ -3,14 +3,23 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "symbols/symbol_map.h"
 
 namespace whatif::symbols {
 
+/// A function's code: its body and the parts GCC split off it (`NAME.cold`, `NAME.cold.N`), which
+/// jump back into the body. File addresses.
+struct FunctionExtent {
+  AddressRange body;
+  std::vector<AddressRange> fragments;
+};
+
 /// The [begin, end) file addresses of the sized STT_FUNC symbol in `path` that contains
-/// `file_address`. Fails with a message naming the path when the file has no such symbol.
-Result<AddressRange> function_bounds(const std::string& path, uint64_t file_address);
+/// `file_address`, and its split-off parts. Fails with a message naming the path when the file
+/// has no such symbol.
+Result<FunctionExtent> function_bounds(const std::string& path, uint64_t file_address);
 
 }  // namespace whatif::symbols

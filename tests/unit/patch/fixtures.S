@@ -142,6 +142,23 @@ patch_loopinsn:
 patch_loopinsn_end:
         .size patch_loopinsn, patch_loopinsn_end - patch_loopinsn
 
+# Refused only when its split-off part is known: patch_hot.cold jumps back 2 bytes past the site.
+        .globl patch_hot, patch_hot_end, patch_hot_cold, patch_hot_cold_end
+        .type patch_hot, @function
+patch_hot:
+        xor %eax, %eax                  # 2 bytes
+patch_hot_resume:
+        add $1, %eax                    # 3 bytes
+        ret
+patch_hot_end:
+        .size patch_hot, patch_hot_end - patch_hot
+        .type patch_hot.cold, @function
+patch_hot.cold:
+patch_hot_cold:
+        jmp patch_hot_resume
+patch_hot_cold_end:
+        .size patch_hot.cold, patch_hot_cold_end - patch_hot.cold
+
         .data
         .p2align 3
         .globl patch_value

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <string>
 
+#include <link.h>
+
 #include "patch/patcher.h"
 #include "patch/plan.h"
+#include "symbols/function_bounds.h"
 
 extern "C" {
 long patch_add(long a, long b);
@@ -20,7 +23,7 @@ extern const char patch_add_end[], patch_less_site[], patch_less_end[], patch_re
     patch_rip_end[], patch_call_end[], patch_branch_end[];
 extern const char patch_loop[], patch_loop_end[], patch_short[], patch_short_end[], patch_tiny[], patch_tiny_end[],
     patch_indirect_call[], patch_indirect_call_end[], patch_switch[], patch_switch_end[], patch_loopinsn[],
-    patch_loopinsn_end[];
+    patch_loopinsn_end[], patch_hot[], patch_hot_end[], patch_hot_cold[], patch_hot_cold_end[];
 }
 
 namespace whatif::patch {
@@ -78,6 +81,33 @@ TEST(PatchPlan, RefusesAnInstructionThatCannotMove) {
   Result<Plan> p = plan(patch_loopinsn, patch_loopinsn_end, patch_loopinsn);
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().find("cannot be moved"), std::string::npos) << p.error();
+}
+
+TEST(PatchPlan, RefusesABranchBackFromTheFunctionsColdPart) {
+  EXPECT_TRUE(plan(patch_hot, patch_hot_end, patch_hot)) << "without its cold part the site looks safe";
+  Result<Plan> p = plan_patch(code(patch_hot, patch_hot_end), address(patch_hot), address(patch_hot) + 0x100000,
+                              address(patch_hot) + 0x101000, {code(patch_hot_cold, patch_hot_cold_end)});
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().find("lands inside"), std::string::npos) << p.error();
+}
+
+uint64_t main_bias() {
+  uint64_t bias = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* out) {
+    *static_cast<uint64_t*>(out) = info->dlpi_addr;
+    return 1;  // the first entry is the main program
+  }, &bias);
+  return bias;
+}
+
+TEST(PatchPlan, FunctionBoundsFindTheBodyAndItsColdPart) {
+  uint64_t bias = main_bias();
+  auto extent = symbols::function_bounds("/proc/self/exe", address(patch_hot) + 1 - bias);
+  ASSERT_TRUE(extent) << extent.error();
+  EXPECT_EQ(extent->body.begin + bias, address(patch_hot));
+  EXPECT_EQ(extent->body.end + bias, address(patch_hot_end));
+  ASSERT_EQ(extent->fragments.size(), 1u);
+  EXPECT_EQ(extent->fragments[0].begin + bias, address(patch_hot_cold));
 }
 
 TEST(PatchPlan, RefusesASiteInsideAnInstruction) {
