@@ -207,6 +207,7 @@ def main():
     parser.add_argument("--clients", type=int, default=4, help="memcslap --concurrency")
     parser.add_argument("--threads", type=int, default=2, help="memcached -t")
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--top", type=int, default=6, help="lines of `whatif report` to show per mode")
     parser.add_argument("--boost", action="store_true",
                         help="raise this session's autogroup priority (root, session leader; see run.sh)")
     args = parser.parse_args()
@@ -283,7 +284,11 @@ def main():
                     if (out_dir / f"{mode}-{rep}.jsonl").exists()]
         if profiles:
             report = subprocess.run([str(args.whatif), "report", *profiles], capture_output=True, text=True)
-            print("\n".join((report.stdout or report.stderr).splitlines()[:14]))
+            lines = (report.stdout or report.stderr).splitlines()
+            # The summary line, then the table's header and its first rows (the per-file lines skipped).
+            summary = [l for l in lines if re.match(r"^\d+ experiments, ", l)]
+            table = next((i for i, l in enumerate(lines) if l.lstrip().startswith("#  line")), None)
+            print("\n".join(summary + (lines[table:table + 1 + args.top] if table is not None else lines[:14])))
     return 0
 
 
