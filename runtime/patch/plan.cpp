@@ -2,6 +2,7 @@
 // Profiler thread and tests.
 #include "patch/plan.h"
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
