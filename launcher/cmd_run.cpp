@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,7 +29,6 @@
 #include "launcher_paths.h"
 #include "run_options.h"
 #include "whatif/environment.h"
-#include "symbols/symbol_map.h"
 
 namespace whatif::cli {
 namespace {
@@ -150,18 +150,6 @@ int run(const RunOptions& options) {
   }
   std::string output = !options.output.empty() ? options.output : coz ? "profile.coz" : "profile.jsonl";
 
-  // Catch a missing-debug-info program before spending a whole run on it.
-  bool default_scope = options.binary_scope.empty() ||
-                       (options.binary_scope.size() == 1 && options.binary_scope[0] == "MAIN");
-  if (auto map = symbols::SymbolMap::for_file(program); map && default_scope) {
-    const auto& objects = (*map)->objects();
-    if (!objects.empty() && !objects.front().has_debug_info && !options.end_to_end) {
-      fail("no debug info for " + options.command[0] +
-           ": rebuild with -g, or install its debug symbols (or widen the scope with -b to libraries that have them)");
-      return 2;
-    }
-  }
-
   if (!options.append) std::filesystem::remove(output);
   std::string absolute_output = std::filesystem::absolute(output).string();
 
@@ -171,12 +159,17 @@ int run(const RunOptions& options) {
   const char* existing = std::getenv("LD_PRELOAD");
   variables.emplace_back("LD_PRELOAD", existing && *existing ? runtime + ":" + existing : runtime);
 
+  pid_t launcher = getpid();
   pid_t child = fork();
   if (child < 0) {
     fail(std::string("fork failed: ") + std::strerror(errno));
     return 2;
   }
   if (child == 0) {
+    // The program must not outlive its launcher (kill -9, `timeout -s KILL`): an orphan would run
+    // on, still paying virtual-speedup delays, with nobody to finish its profile. The death signal
+    // survives execve. The launcher may have died before prctl: then the parent is already another.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) _exit(128 + SIGKILL);
     for (const auto& [name, value] : variables) setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& argument : options.command) argv.push_back(const_cast<char*>(argument.c_str()));
@@ -293,8 +286,14 @@ void register_run(CLI::App& app, Commands& commands) {
       ->check(CLI::Range(1.0, 100000.0));
   run_command->add_option("--seed", options->seed, "Random seed for line and speedup choice")->check(CLI::NonNegativeNumber);
   run_command->add_option("--format", options->format, "Profile format: whatif (JSON Lines, default) or coz (Coz's text)");
-  run_command->add_option("--sampler", options->sampler, "Sampling backend: auto (perf_event, else timer) or timer")
-      ->check(CLI::IsMember({"auto", "timer"}));
+  run_command->add_option("--sampler", options->sampler,
+                          "Sampling backend: auto (perf_event with kernel time when allowed, else timer), user "
+                          "(perf_event, user mode only) or timer")
+      ->check(CLI::IsMember({"auto", "user", "timer"}));
+  run_command->add_option("--allocation", options->allocation,
+                          "Which lines experiments go to: adaptive (default: lines whose effect is uncertain and "
+                          "could rank at the top) or samples (in proportion to samples, as Coz)")
+      ->check(CLI::IsMember({"adaptive", "samples"}));
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--follow-children", options->follow_children, "Also preload the runtime into programs it runs");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");
@@ -302,8 +301,12 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->prefix_command();
   run_command->callback([&commands, run_command, options] {
     std::vector<std::string> rest = run_command->remaining();
-    if (!rest.empty() && (rest.front() == "--" || rest.front() == "---")) rest.erase(rest.begin());
     options->command.insert(options->command.end(), rest.begin(), rest.end());
+    if (commands.program_given) {
+      // `whatif run PROGRAM ARGS -- MORE` (no separator before the program): the `--` is the program's.
+      if (!options->command.empty()) options->command.push_back(commands.separator);
+      options->command.insert(options->command.end(), commands.program.begin(), commands.program.end());
+    }
     commands.run = [options] { return run(*options); };
   });
 }

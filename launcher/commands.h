@@ -2,6 +2,8 @@
 // adds its subcommand and sets Commands::run to the action taken when that subcommand is chosen.
 #pragma once
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace CLI { class App; }
 
@@ -9,6 +11,11 @@ namespace whatif::cli {
 
 struct Commands {
   std::function<int()> run = [] { return 0; };
+  /// For `whatif run`: the program's argv as typed after the first `---`/`--`, which main() keeps
+  /// away from CLI11 (a repeatable option before the separator would otherwise take its arguments).
+  std::vector<std::string> program;
+  bool program_given = false;
+  std::string separator;  ///< as typed; part of the program's argv when the program came before it
 };
 
 void register_commands(CLI::App& app, Commands& commands);

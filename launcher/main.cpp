@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "run_options.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"whatif: a causal profiler for native Linux programs.\n"
@@ -13,9 +14,18 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("whatif ") + WHATIF_VERSION);
   whatif::cli::Commands commands;
   whatif::cli::register_commands(app, commands);
-  // Coz's separator `---` ends whatif's options; CLI11 knows `--`.
-  std::vector<std::string> arguments;
-  for (int i = argc - 1; i >= 1; --i) arguments.push_back(std::string(argv[i]) == "---" ? "--" : argv[i]);
+  // `whatif run [options] --- PROGRAM ARGS`: the first `---` (Coz's separator) or `--` ends whatif's
+  // options, and CLI11 never sees what follows: its greedy repeatable options (-p, -b, -s) would
+  // take the program's arguments.
+  std::vector<std::string> typed(argv + 1, argv + argc);
+  if (!typed.empty() && typed.front() == "run") {
+    whatif::cli::SplitCommandLine split = whatif::cli::split_at_separator(typed);
+    typed = std::move(split.own);
+    commands.program = std::move(split.program);
+    commands.program_given = split.separated;
+    commands.separator = std::move(split.separator);
+  }
+  std::vector<std::string> arguments(typed.rbegin(), typed.rend());  // CLI11 takes them reversed
   try {
     app.parse(arguments);
   } catch (const CLI::ParseError& error) {

@@ -8,6 +8,20 @@
 
 namespace whatif::cli {
 
+SplitCommandLine split_at_separator(const std::vector<std::string>& arguments) {
+  SplitCommandLine out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == "--" || arguments[i] == "---") {
+      out.separated = true;
+      out.separator = arguments[i];
+      out.program.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, arguments.end());
+      return out;
+    }
+    out.own.push_back(arguments[i]);
+  }
+  return out;
+}
+
 Environment runtime_environment(const RunOptions& options, const std::string& absolute_output) {
   namespace env = whatif::environment;
   auto nanoseconds = [](double ms) { return std::to_string(std::llround(ms * 1e6)); };
@@ -29,7 +43,8 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (!options.fixed_line.empty()) out.emplace_back(env::kFixedLine, options.fixed_line);
   if (options.fixed_speedup >= 0) out.emplace_back(env::kFixedSpeedup, std::to_string(options.fixed_speedup));
   if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
-  if (options.sampler == "timer") out.emplace_back(env::kSampler, "timer");
+  if (options.sampler == "timer" || options.sampler == "user") out.emplace_back(env::kSampler, options.sampler);
+  if (options.allocation == "samples") out.emplace_back(env::kAllocation, "samples");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
   return out;
 }

@@ -21,6 +21,7 @@ struct RunOptions {
   long long seed = -1;
   std::string format = "whatif";
   std::string sampler = "auto";
+  std::string allocation = "adaptive";
   bool append = false;
   bool follow_children = false;
   bool quiet = false;
@@ -28,6 +29,16 @@ struct RunOptions {
 };
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
+
+/// A command line cut at its first `---` or `--`: what comes before belongs to whatif, everything
+/// after to the profiled program, verbatim and in order (its own `-p`, `--`, ... included).
+struct SplitCommandLine {
+  std::vector<std::string> own;
+  std::vector<std::string> program;
+  bool separated = false;  ///< a separator was found (program may still be empty)
+  std::string separator;   ///< the separator as typed
+};
+SplitCommandLine split_at_separator(const std::vector<std::string>& arguments);
 
 /// The launcher->runtime variables for `options`, writing to `absolute_output` (names and encodings
 /// from whatif/environment.h; the runtime's config::Config::from_environment decodes them). Not

@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libzydis-dev libcli11-dev
   clang valgrind coz-profiler
   chromium nodejs npm
+  rustc cargo
   # make bench's server benchmark: memcached built from Debian's source (dpkg-source, libevent)
   # under Debian's load generator memcslap
   dpkg-dev libevent-dev libmemcached-tools
@@ -21,6 +22,9 @@ for pkg in "${PACKAGES[@]}"; do
     case "$pkg" in
       nodejs) command -v node >/dev/null 2>&1 && continue ;;
       npm) command -v npm >/dev/null 2>&1 && continue ;;
+      # The Rust integration test needs rustc; a rustup toolchain (~/.cargo/bin) serves as well.
+      rustc) command -v rustc >/dev/null 2>&1 && continue ;;
+      cargo) command -v cargo >/dev/null 2>&1 && continue ;;
     esac
     missing+=("$pkg")
   fi

@@ -83,7 +83,11 @@ Config Config::from_environment() {
     else config.errors.push_back(std::string("experiment length '") + value + "' must be at least 1 ms");
   }
   if (const char* value = env(names::kSeed)) config.seed_given = parse_u64(value, config.seed);
-  if (const char* value = env(names::kSampler)) config.force_timer_sampler = std::string(value) == "timer";
+  if (const char* value = env(names::kAllocation)) config.adaptive_allocation = std::string(value) != "samples";
+  if (const char* value = env(names::kSampler)) {
+    config.force_timer_sampler = std::string(value) == "timer";
+    config.user_only_sampler = std::string(value) == "user";
+  }
   config.follow_children = env(names::kFollowChildren) != nullptr;
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);

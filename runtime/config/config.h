@@ -33,6 +33,8 @@ struct Config {
   uint64_t seed = 0;
   bool seed_given = false;
   bool force_timer_sampler = false;  // WHATIF_SAMPLER=timer (tests cover both backends)
+  bool adaptive_allocation = true;   // WHATIF_ALLOCATION=samples: lines in proportion to samples
+  bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
   bool follow_children = false;
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open

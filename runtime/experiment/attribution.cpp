@@ -92,7 +92,10 @@ int32_t Attributor::attribute(uint64_t address, bool is_return_address) {
   const symbols::LoadedObject* object = symbols_->object_at(key);
   if (object != nullptr && object->in_scope) {
     if (auto info = symbols_->lookup(key)) {
-      if (const symbols::SourceLine* line = symbols_->first_in_scope(*info)) id = intern_line(*line);
+      if (const symbols::SourceLine* line = symbols_->first_in_scope(*info)) {
+        id = intern_line(*line);
+        if (info->function.end > info->function.begin) add_function_range(id, info->function);
+      }
     }
   }
   address_cache_.emplace(key, id);
@@ -108,8 +111,20 @@ const std::vector<symbols::AddressRange>& Attributor::ranges_of(int32_t id) {
   return selected.ranges;
 }
 
+void Attributor::add_function_range(int32_t id, const symbols::AddressRange& range) {
+  // A function's code is known from its bounds; two functions of one name (static functions of
+  // different files, or objects) are one entry with both ranges.
+  Line& function = line(id);
+  function.ranges_known = true;
+  bool known = std::any_of(function.ranges.begin(), function.ranges.end(), [&](const symbols::AddressRange& r) {
+    return r.begin == range.begin && r.end == range.end;
+  });
+  if (!known) function.ranges.push_back(range);
+}
+
 int32_t Attributor::intern_line(const symbols::SourceLine& source) {
-  std::string name = std::string(source.file) + ":" + std::to_string(source.line);
+  // A function of an object without debug info (line 0) is named by itself, a line FILE:LINE.
+  std::string name = source.line == 0 ? std::string(source.file) : std::string(source.file) + ":" + std::to_string(source.line);
   auto [it, inserted] = line_index_.try_emplace(name, static_cast<int32_t>(lines_.size()));
   if (inserted) {
     Line line;

@@ -15,9 +15,10 @@
 
 namespace whatif::experiment {
 
-/// One in-scope source line that samples were attributed to.
+/// One in-scope source line that samples were attributed to; in an object without debug info, one
+/// function (named by itself, number 0).
 struct Line {
-  std::string name;  ///< FILE:LINE, FILE as the compiler recorded it
+  std::string name;  ///< FILE:LINE, FILE as the compiler recorded it; or the function's name
   std::string file;
   uint32_t number = 0;
   bool ranges_known = false;                  ///< `ranges` looked up (once: it parses line tables)
@@ -73,6 +74,8 @@ class Attributor {
 
  private:
   int32_t intern_line(const symbols::SourceLine& line);
+  /// Adds a function's bounds to its entry's code ranges (objects without debug info).
+  void add_function_range(int32_t id, const symbols::AddressRange& range);
   /// The first in-scope line of the sample's DWARF-unwound stack (its IP is out of scope), or -1.
   int32_t attribute_unwound(const os::RawSample& sample);
 

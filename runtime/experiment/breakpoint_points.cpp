@@ -3,6 +3,7 @@
 #include "experiment/breakpoint_points.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -124,6 +125,7 @@ void BreakpointPoints::open(threads::ThreadState& thread) {
   for (std::size_t i = 0; i < addresses_.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
     if (!uses_breakpoint(i)) continue;
     int fd = os::open_breakpoint_counter(thread.tid, addresses_[i]);
+    if (fd == -ESRCH) return;  // the thread exited before the profiler reached it: it has nothing to count
     if (fd < 0) {
       static log::WarnOnce warn_once;
       warn_once("cannot set a hardware breakpoint for progress point {}: {} (breakpoint progress points need "

@@ -23,7 +23,7 @@ uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewes
 }
 
 ExperimentMachine::ExperimentMachine(MachineSettings settings, uint64_t seed)
-    : settings_(settings), random_(seed), length_ns_(settings.min_length_ns) {}
+    : settings_(settings), random_(seed), allocator_(settings.adaptive), length_ns_(settings.min_length_ns) {}
 
 void ExperimentMachine::begin(uint64_t now) {
   state_ = State::kCoolOff;
@@ -57,6 +57,7 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
 }
 
 bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weight) {
+  allocator_.on_sample(line, weight);
   if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = line;
   if (state_ != State::kRunning) return false;
   total_samples_ += weight;
@@ -65,9 +66,10 @@ bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weigh
   return selected;
 }
 
-void ExperimentMachine::finish(uint64_t now, uint64_t fewest) {
+void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
-  if (!settings_.end_to_end) length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, fewest);
+  if (!settings_.end_to_end) length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, outcome.fewest);
+  if (!settings_.fixed_line) allocator_.on_result(selected_, speedup_, outcome.visits, outcome.effective_ns);
   state_ = State::kCoolOff;
   state_until_ns_ = now + kCoolOffNs;
 }
@@ -86,12 +88,13 @@ double ExperimentMachine::choose_speedup() {
     return baseline_first ? 0.0 : fixed;
   }
   if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) return 0;
-  return std::uniform_int_distribution<int>(1, 20)(random_) * 0.05;
+  return allocator_.choose_nonzero_speedup(selected_, random_);
 }
 
-ExperimentMachine::Action ExperimentMachine::start(uint64_t now, int32_t line) {
-  speedup_ = choose_speedup();
+ExperimentMachine::Action ExperimentMachine::start(uint64_t now, int32_t candidate) {
+  int32_t line = settings_.fixed_line ? candidate : allocator_.choose_line(candidate, random_);
   selected_ = line;
+  speedup_ = choose_speedup();
   selected_samples_ = 0;
   total_samples_ = 0;
   start_ns_ = now;

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "experiment/allocation.h"
 #include "profile/profile_writer.h"
 
 namespace whatif::experiment {
@@ -32,6 +33,14 @@ struct MachineSettings {
   std::optional<int> fixed_speedup_percent;   ///< --fixed-speedup: pairs of (0, s) in random order
   bool end_to_end = false;                    ///< one experiment, ended by the program's exit
   uint64_t min_length_ns = 100000000;         ///< the first and minimum experiment length
+  bool adaptive = true;                       ///< Allocator policy (false: in proportion to samples)
+};
+
+/// What an experiment measured, for the allocation of the next ones.
+struct Outcome {
+  uint64_t fewest = 0;       ///< fewest_visits of its points (steers the length)
+  uint64_t visits = 0;       ///< visits of all its throughput points
+  double effective_ns = 0;   ///< its duration minus the delay inserted
 };
 
 /// Decides when experiments start, on which line and at which speedup, and when they drain and
@@ -61,9 +70,9 @@ class ExperimentMachine {
   /// the first such line becomes the candidate; while running it is counted. Returns true when it
   /// is in the selected line of a running experiment (the caller credits its delay).
   bool on_sample(int32_t line, bool fixed_match, uint64_t weight);
-  /// Ends the experiment: adapts the length to `fewest` (fewest_visits of its points; not with
-  /// end_to_end) and enters cool-off until now + kCoolOffNs.
-  void finish(uint64_t now, uint64_t fewest);
+  /// Ends the experiment: adapts the length to `outcome.fewest` (not with end_to_end), teaches the
+  /// allocator its rate and enters cool-off until now + kCoolOffNs.
+  void finish(uint64_t now, const Outcome& outcome);
 
   /// The state.
   State state() const { return state_; }
@@ -83,6 +92,7 @@ class ExperimentMachine {
   uint64_t total_samples() const { return total_samples_; }
   /// Experiments finished so far (the next experiment's id).
   uint64_t experiments_done() const { return experiments_done_; }
+  const Allocator& allocator() const { return allocator_; }
 
  private:
   double choose_speedup();
@@ -90,6 +100,7 @@ class ExperimentMachine {
 
   MachineSettings settings_;
   std::mt19937_64 random_;
+  Allocator allocator_;
   State state_ = State::kCoolOff;
   uint64_t state_until_ns_ = 0;
   int32_t candidate_ = -1;

@@ -23,7 +23,8 @@ constexpr uint64_t kTickNs = 1000000;  // profiler wake-up period
 constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
 
 MachineSettings settings_of(const config::Config& config) {
-  return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns};
+  return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns,
+          config.adaptive_allocation};
 }
 
 }  // namespace
@@ -119,11 +120,11 @@ void Profiler::setup_symbols() {
   bool any_in_scope = false;
   for (const symbols::LoadedObject& object : symbols_->objects()) {
     context_.writer->object({object.path, object.build_id, object.bias, object.in_scope, object.debug_file});
-    any_in_scope = any_in_scope || (object.in_scope && object.has_debug_info);
+    any_in_scope = any_in_scope || (object.in_scope && (object.has_debug_info || !object.functions_from.empty()));
   }
   if (!any_in_scope) {
-    warn("no in-scope object has debug info, so no line can be profiled: rebuild with -g, or widen the binary scope "
-         "with -b");
+    warn("no in-scope object has debug info or function symbols, so nothing can be profiled: rebuild with -g, or "
+         "widen the binary scope with -b");
   }
   setup_progress_points();
   // Time in libwhatif.so (shims, handlers), in -p trampolines and traps is whatif's, not the program's.
@@ -350,7 +351,11 @@ void Profiler::finish_experiment(uint64_t now) {
 
   delays.epoch_start_ns.store(global, std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kIdle), std::memory_order_release);
-  machine_.finish(now, fewest_visits(record.points));
+  Outcome outcome;
+  outcome.fewest = fewest_visits(record.points);
+  for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
+  outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
+  machine_.finish(now, outcome);
 }
 
 void Profiler::write_samples(uint64_t now) {

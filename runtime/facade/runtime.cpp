@@ -116,7 +116,15 @@ sampling::SamplerKind choose_sampler(const Config& config, std::string& warning)
     return sampling::SamplerKind::kTimer;
   }
   int result = os::probe_perf_events();
-  if (result == 0) return sampling::SamplerKind::kPerfEvent;
+  if (result == 0) {
+    if (config.user_only_sampler) return sampling::SamplerKind::kPerfEventUser;
+    if (os::probe_perf_events(/*with_kernel=*/true) == 0) return sampling::SamplerKind::kPerfEvent;
+    warning = fmt::format("time in system calls and page faults is not sampled (perf_event_paranoid={}): it is "
+                          "lost to the lines that make them; lower /proc/sys/kernel/perf_event_paranoid to 1 or "
+                          "run as root to count it",
+                          os::perf_event_paranoid());
+    return sampling::SamplerKind::kPerfEventUser;
+  }
   warning = fmt::format("perf_event_open denied ({}, perf_event_paranoid={}): run as root or lower "
                         "/proc/sys/kernel/perf_event_paranoid; falling back to timer sampling",
                         std::strerror(-result), os::perf_event_paranoid());
@@ -155,7 +163,7 @@ void start() {
   header.start_realtime_ns = os::realtime_ns();
   header.pid = getpid();
   header.sampling_period_ns = state.config.sampling_period_ns;
-  header.sampler = state.sampler_kind == sampling::SamplerKind::kPerfEvent ? "perf_event" : "timer";
+  header.sampler = sampling::sampler_name(state.sampler_kind);
   header.options_json = state.config.options_json();
   header.binary_scope = state.config.binary_scope;
   header.source_scope = state.config.source_scope;

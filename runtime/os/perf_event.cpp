@@ -39,14 +39,15 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
 
 }  // namespace
 
-int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack) {
-  int result = open_with(tid, period_ns, wakeup_samples, with_stack);
+int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack,
+                      bool kernel_only) {
+  int result = open_with(tid, period_ns, wakeup_samples, with_stack, kernel_only);
   // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
   // user): keep sampling with frame-pointer callchains only.
-  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, period_ns, wakeup_samples, false);
+  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, period_ns, wakeup_samples, false, kernel_only);
   if (result != 0) return result;
 
-  if (signal > 0) {
+  if (signal > 0 && !kernel_only) {
     f_owner_ex owner{F_OWNER_TID, tid};
     if (fcntl(fd_, F_SETFL, O_ASYNC) != 0 || fcntl(fd_, F_SETSIG, signal) != 0 ||
         fcntl(fd_, F_SETOWN_EX, &owner) != 0) {
@@ -58,7 +59,7 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
   return 0;
 }
 
-int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack) {
+int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
@@ -66,7 +67,11 @@ int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_sample
   attr.sample_period = period_ns;
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
   attr.disabled = 1;
-  attr.exclude_kernel = 1;
+  // One sampler sees user mode, another (kernel_only) the kernel: exclude_kernel alone drops the
+  // task-clock samples of system calls and page faults, and the time of a line that mostly reads or
+  // writes was lost. Kernel callchains are never wanted: the user part starts with the user IP.
+  attr.exclude_kernel = kernel_only ? 0 : 1;
+  attr.exclude_user = kernel_only ? 1 : 0;
   attr.exclude_hv = 1;
   attr.exclude_callchain_kernel = 1;
   attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
@@ -188,13 +193,13 @@ void close_counter(int fd) {
 
 bool read_counter(int fd, uint64_t& value) { return read_raw(fd, &value, sizeof(value)) == static_cast<long>(sizeof(value)); }
 
-int probe_perf_events() {
+int probe_perf_events(bool with_kernel) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.disabled = 1;
-  attr.exclude_kernel = 1;
+  attr.exclude_kernel = with_kernel ? 0 : 1;
   long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return -errno;
   ::close(static_cast<int>(fd));

@@ -28,6 +28,9 @@ struct UserStack {
 };
 
 /// One sample read from a ring: the IP and up to kMaxCallchain user return addresses.
+/// x86-64 kernel addresses occupy the upper half of the address space.
+WHATIF_SIGNAL_SAFE inline bool is_kernel_address(uint64_t address) { return (address >> 63) != 0; }
+
 struct RawSample {
   static constexpr int kMaxCallchain = 32;
   uint64_t ip = 0;
@@ -90,7 +93,13 @@ class PerfSampler {
   /// to none when the larger ring cannot be mapped). Every `wakeup_samples` samples the kernel
   /// sends `signal` to that thread (0: no signal).
   /// Returns 0 or -errno (EACCES/EPERM when perf is denied, ENOENT/ENODEV when unsupported).
-  int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true);
+  /// With `kernel_only`, samples are taken only while the thread runs in the kernel (system calls,
+  /// page faults) instead of only in user mode: they carry the user registers and stack at kernel
+  /// entry, and decode_sample reports the user IP, so that time goes to the line that entered the
+  /// kernel. Such a sampler sends no signal (a signal raised in the kernel would interrupt the
+  /// program's system call: a partial read, an EINTR it never saw before).
+  int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true,
+           bool kernel_only = false);
   /// Whether samples carry registers and stack (RawSample::user).
   bool has_stack() const { return stack_ != nullptr; }
   bool is_open() const { return fd_ >= 0; }
@@ -112,7 +121,7 @@ class PerfSampler {
 
  private:
   bool next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until);
-  int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack);
+  int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
   /// Decodes ip, tid and callchain; returns the ring position just past the callchain.
   WHATIF_SIGNAL_SAFE uint64_t decode_sample(uint64_t position, RawSample& sample) const;
   /// Drain only: copies the registers and stack after the callchain at `position` into user_.
@@ -159,9 +168,9 @@ void close_counter(int fd);
 /// Reads a counting event's value; returns false on error.
 bool read_counter(int fd, uint64_t& value);
 
-/// Whether perf_event_open is allowed at all here (tries a task-clock counter on this thread).
-/// Returns 0 or -errno.
-int probe_perf_events();
+/// Whether perf_event sampling is allowed here (0 or -errno); with `with_kernel`, whether samples
+/// may include kernel mode too (perf_event_paranoid <= 1, or CAP_PERFMON).
+int probe_perf_events(bool with_kernel = false);
 /// perf_event_paranoid's value, or -100 if unreadable.
 int perf_event_paranoid();
 

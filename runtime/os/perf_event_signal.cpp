@@ -50,6 +50,9 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSam
     sample.callchain[kept++] = address;
   }
   sample.callchain_length = kept;
+  // A sample taken in the kernel (a system call, a page fault) stands for the user code that entered
+  // it: the user callchain starts with the user IP at kernel entry (kernel entries are excluded).
+  if (is_kernel_address(sample.ip) && kept > 0) sample.ip = sample.callchain[0];
   return offset + fixed.nr * sizeof(uint64_t);
 }
 

@@ -44,17 +44,25 @@ class ThreadSampler {
 
 class PerfThreadSampler final : public ThreadSampler {
  public:
+  /// `with_kernel`: also sample time the thread spends in the kernel, charged to its user IP, with a
+  /// second, signal-less event drained by the profiler thread (its selected-line samples are
+  /// credited there, a tick later).
+  explicit PerfThreadSampler(bool with_kernel) : with_kernel_(with_kernel) {}
   int start(pid_t tid, uint64_t period_ns, int signal) override;
   void stop() override;
   std::size_t drain(SampleVisitor visit, void* context) override;
-  uint64_t lost() const override { return perf_.lost(); }
+  uint64_t lost() const override { return perf_.lost() + kernel_.lost(); }
   WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
     perf_.scan_own(visit, context);
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+  /// Whether kernel-mode time is sampled on this thread (the second event opened).
+  bool samples_kernel() const { return kernel_.is_open(); }
 
  private:
   os::PerfSampler perf_;
+  os::PerfSampler kernel_;  // kernel-mode samples, no signal; may stay closed (memory-lock limit)
+  bool with_kernel_;
 };
 
 class TimerThreadSampler final : public ThreadSampler {
@@ -77,7 +85,10 @@ class TimerThreadSampler final : public ThreadSampler {
   uint32_t ticks_ = 0;
 };
 
-enum class SamplerKind { kPerfEvent, kTimer };
+/// kPerfEvent samples user and kernel time (system calls count for the line that made them);
+/// kPerfEventUser only user time (perf_event_paranoid >= 2 without CAP_PERFMON, or WHATIF_SAMPLER=user).
+enum class SamplerKind { kPerfEvent, kPerfEventUser, kTimer };
+const char* sampler_name(SamplerKind kind);
 std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind);
 
 }  // namespace whatif::sampling

@@ -1,5 +1,7 @@
-// Binary and source scopes: '%' wildcards, '!' exclusions, system-header exclusion.
+// Binary and source scopes: '%' wildcards, '!' exclusions, system-header (and Rust standard library)
+// exclusion, dependency crates out of scope unless selected.
 // Pure functions; any thread (the runtime calls them on the profiler thread).
+#include <algorithm>
 #include <string_view>
 
 #include "symbols/symbol_map.h"
@@ -68,6 +70,14 @@ bool Scope::file_in_scope(std::string_view file) const {
   if (file.empty()) return false;
   for (const auto& prefix : system_prefixes) {
     if (file.substr(0, prefix.size()) == prefix) return false;
+  }
+  bool dependency = std::any_of(dependency_patterns.begin(), dependency_patterns.end(),
+                                [&](const std::string& pattern) { return wildcard_match(pattern, file); });
+  if (dependency) {
+    bool selected = std::any_of(source_patterns.begin(), source_patterns.end(), [&](const std::string& pattern) {
+      return !pattern.empty() && pattern[0] != '!' && pattern != "%" && pattern_matches(pattern, file);
+    });
+    if (!selected) return false;
   }
   return admitted(source_patterns, [&](std::string_view pattern) { return pattern_matches(pattern, file); });
 }

@@ -13,6 +13,7 @@
 
 #include "symbols/dwarf_index.h"
 #include "symbols/elf_file.h"
+#include "symbols/function_index.h"
 #include "symbols/interner.h"
 
 namespace whatif::symbols {
@@ -123,8 +124,22 @@ class SymbolMapImpl final : public SymbolMap {
     } else {
       notes.push_back(facts.error());
     }
+    if (!object.has_debug_info && (object.in_scope || strict) && facts.ok()) {
+      // Without line tables, profile it by function: its symbol tables, else its .eh_frame.
+      auto functions = FunctionIndex::open(object.path, &interner_);
+      state.functions_tried = true;
+      if (functions) {
+        state.functions = std::move(*functions);
+        object.functions_from = state.functions->sources();
+      } else {
+        notes.push_back(functions.error());
+      }
+    }
     if (!object.has_debug_info) {
-      std::string message = no_debug_info(object.path);
+      std::string message = object.functions_from.empty()
+                                ? no_debug_info(object.path)
+                                : fmt::format("{}, to see lines; profiling its functions instead (named from its {})",
+                                              no_debug_info(object.path), object.functions_from);
       for (const auto& note : notes) message += "; " + note;
       if (object.in_scope || strict) warnings_.push_back(std::move(message));
     } else if (object.in_scope) {
@@ -206,7 +221,8 @@ class SymbolMapImpl final : public SymbolMap {
   std::optional<AddressInfo> lookup(uintptr_t address) override {
     // A file: every address is a file address of the one object (which may lack segments).
     std::size_t object = !in_process_ && states_.size() == 1 ? 0 : object_index(address);
-    if (object == SIZE_MAX || !ensure_index(object)) return std::nullopt;
+    if (object == SIZE_MAX) return std::nullopt;
+    if (!ensure_index(object)) return function_at(object, address);
     State& state = states_[object];
     AddressInfo info;
     if (!state.index->lookup(address - state.info.bias, &info.frames)) return std::nullopt;
@@ -218,6 +234,7 @@ class SymbolMapImpl final : public SymbolMap {
     auto object = std::find_if(states_.begin(), states_.end(),
                                [&](const State& s) { return s.info.path == info.object; });
     if (object == states_.end() || !object->info.in_scope) return nullptr;
+    if (info.function.end > info.function.begin) return info.frames.empty() ? nullptr : &info.frames.front();
     for (const auto& frame : info.frames) {
       if (frame.line != 0 && file_in_scope_cached(frame.file)) return &frame;
     }
@@ -293,7 +310,29 @@ class SymbolMapImpl final : public SymbolMap {
     std::string_view interned_path;  // info.path, interned: AddressInfo::object points here
     std::unique_ptr<DwarfIndex> index;
     bool open_tried = false;
+    std::unique_ptr<FunctionIndex> functions;  // objects without debug info
+    bool functions_tried = false;
   };
+
+  /// The function holding `address` in object `i`, which has no line tables (nullopt without one).
+  std::optional<AddressInfo> function_at(std::size_t i, uintptr_t address) {
+    State& state = states_[i];
+    if (!state.functions && !state.functions_tried) {
+      state.functions_tried = true;
+      if (auto functions = FunctionIndex::open(state.info.path, &interner_)) {
+        state.functions = std::move(*functions);
+        state.info.functions_from = state.functions->sources();
+      }
+    }
+    if (!state.functions) return std::nullopt;
+    const FunctionBounds* function = state.functions->find(address - state.info.bias);
+    if (function == nullptr) return std::nullopt;
+    AddressInfo info;
+    info.frames.push_back({function->name, 0, function->name});
+    info.object = state.interned_path;
+    info.function = {function->begin + state.info.bias, function->end + state.info.bias};
+    return info;
+  }
 
   /// Opens the object's DWARF on first need; false when it has none or it cannot be read.
   bool ensure_index(std::size_t i) {

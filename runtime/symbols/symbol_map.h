@@ -20,17 +20,21 @@ struct SourceLine {
   std::string_view function;  ///< enclosing (or inlined) function's name; may be empty
 };
 
+/// [begin, end) in the addresses the map was built for (runtime addresses in-process).
+struct AddressRange {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
+};
+
 /// What one address maps to. frames[0] is the innermost line (inside inlined code, the inlined
 /// line); frames[i + 1] is the call site that inlined frames[i]. Never empty when returned.
 struct AddressInfo {
   std::vector<SourceLine> frames;
   std::string_view object;  ///< path of the object containing the address
-};
-
-/// [begin, end) in the addresses the map was built for (runtime addresses in-process).
-struct AddressRange {
-  uintptr_t begin = 0;
-  uintptr_t end = 0;
+  /// In an object without debug info: the bounds of the function holding the address (runtime
+  /// addresses), and frames holds one entry, {file = function name, line = 0, function = name}.
+  /// Empty (begin == end) for a line from DWARF.
+  AddressRange function;
 };
 
 /// Where a DWARF file was found for an object (see docs/symbols.md for the search order).
@@ -46,6 +50,9 @@ struct LoadedObject {
   bool is_main = false;            ///< the main executable
   bool in_scope = false;           ///< chosen by the binary scope
   bool has_debug_info = false;
+  /// Without debug info: where its function names come from (".symtab", ".dynsym", ".eh_frame"),
+  /// empty when it has none. Such an object is profiled by function instead of by line.
+  std::string functions_from;
   std::vector<AddressRange> executable_ranges;  ///< runtime ranges of PT_LOAD segments with PF_X
 };
 
@@ -56,8 +63,12 @@ struct Scope {
   std::vector<std::string> binary_patterns = {"MAIN"};
   std::vector<std::string> source_patterns = {"%"};
   /// Out of scope whatever the patterns say: system and standard-library headers and sources.
+  /// Rust's standard library is compiled with its sources remapped to /rustc/<commit hash>/.
   std::vector<std::string> system_prefixes = {"/usr/include/", "/usr/lib/", "/usr/local/include/",
-                                              "/usr/src/", "<built-in>"};
+                                              "/usr/src/", "<built-in>", "/rustc/"};
+  /// Dependencies (Rust crates from a registry or git): out of scope unless a source pattern other
+  /// than the catch-all "%" selects them (-s %/serde-1.0%/%).
+  std::vector<std::string> dependency_patterns = {"%/.cargo/registry/%", "%/.cargo/git/%"};
   bool object_in_scope(const LoadedObject& object) const;
   bool file_in_scope(std::string_view file) const;
 };
@@ -108,6 +119,7 @@ class SymbolMap {
   virtual const LoadedObject* object_at(uintptr_t address) const = 0;
 
   /// Maps an address to its line (and inline call sites). nullopt when no line table covers it.
+  /// In an object without debug info, maps it to its function (AddressInfo::function).
   virtual std::optional<AddressInfo> lookup(uintptr_t address) = 0;
 
   /// The first frame of `info` (innermost first) whose object and file are in scope, or nullptr.

@@ -27,5 +27,47 @@ TEST_F(Unwind, TimeInMemsetGoesToTheCallingLine) {
   EXPECT_LE(in_memset / total, 0.75) << in_memset << " of " << total;
 }
 
+// Share of the samples that went to each of syscall_line.c's two lines.
+struct SyscallShares {
+  double total = 0, read = 0, loop = 0;
+};
+
+class Syscalls : public Integration {
+ protected:
+  SyscallShares shares_of_run(const std::string& name, Strings options) {
+    std::string out = path(name);
+    options.insert(options.end(), {"--experiment-length", "20"});
+    Exit r = whatif(out, options, {program("syscall_line"), "1500"});
+    EXPECT_EQ(r.status, 0) << r;
+    profile_ = load_profile(out);
+    SyscallShares shares;
+    for (const auto& [line, count] : profile_.sample_counts) shares.total += count;
+    shares.read = samples_for(profile_, marker_spec("syscall_line.c", "read"));
+    shares.loop = samples_for(profile_, marker_spec("syscall_line.c", "loop"));
+    return shares;
+  }
+  Profile profile_;
+};
+
+TEST_F(Syscalls, TimeInSystemCallsGoesToTheCallingLine) {
+  // ~55% of the CPU time is spent in the kernel, in read(2) calls made by one line. Samples taken
+  // in user mode only saw the few instructions around the call (about 4% of the line's share).
+  SyscallShares shares = shares_of_run("syscall.jsonl", {});
+  ASSERT_GT(shares.total, 300) << "a 1.5 s run at 1 ms";
+  EXPECT_GE(shares.read / shares.total, 0.40) << shares.read << " of " << shares.total << " samples in the read line";
+  EXPECT_LE(shares.read / shares.total, 0.75) << shares.read << " of " << shares.total;
+  EXPECT_GE(shares.loop / shares.total, 0.25) << shares.loop << " of " << shares.total << " samples in the loop line";
+}
+
+TEST_F(Syscalls, UserOnlySamplingLeavesSystemCallTimeOut) {
+  // The other path, as on a machine where perf_event_paranoid forbids kernel samples: the header
+  // says so, and the reading line keeps only its user-mode share.
+  SyscallShares shares = shares_of_run("syscall_user.jsonl", {"--sampler", "user"});
+  ASSERT_FALSE(profile_.headers.empty());
+  EXPECT_EQ(profile_.headers.at(0).sampler, "perf_event_user");
+  ASSERT_GT(shares.total, 100);
+  EXPECT_LT(shares.read / shares.total, 0.40) << shares.read << " of " << shares.total;
+}
+
 }  // namespace
 }  // namespace itest

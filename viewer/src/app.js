@@ -111,7 +111,11 @@ function renderExtras() {
 
 // ---- controls, sorting, filtering -----------------------------------------------------------------
 
-const fileOf = (line) => line.slice(0, line.lastIndexOf(':'));
+// A location is FILE:LINE, or, in a program without debug info, a function: its symbol (`worker`,
+// `ns::f()`) or OBJECT+0xOFFSET when fully stripped (docs/profile-format.md). Only a line ends in :NUMBER.
+const FUNCTIONS = 'functions (no debug info)';
+const isLine = (name) => /:\d+$/.test(name);
+const fileOf = (line) => (isLine(line) ? line.slice(0, line.lastIndexOf(':')) : FUNCTIONS);
 const measured = (line) => Math.max(0, ...line.points.map((p) => p.curve.length));
 const lineMax = (line) => Math.max(...line.points.map((p) => (p.max ?? -Infinity)));
 const lineMin = (line) => Math.min(...line.points.map((p) => (p.min ?? Infinity)));
@@ -167,6 +171,7 @@ function findSource(lineName) {
   if (!sourceIndex) {
     sourceIndex = state.profiles.flatMap((p) => p.sources);
   }
+  if (!isLine(lineName)) return null;
   const colon = lineName.lastIndexOf(':');
   const file = lineName.slice(0, colon);
   const number = Number(lineName.slice(colon + 1));
@@ -214,13 +219,18 @@ function metricsOf(line) {
 
 /** A card with the line's name, metrics and source; the chart is drawn when it scrolls into view. */
 function card(line, rank) {
-  const colon = line.line.lastIndexOf(':');
+  const isFunction = !isLine(line.line);
+  const colon = isFunction ? line.line.length : line.line.lastIndexOf(':');
   const path = line.line.slice(0, colon);
-  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
+  const dir = !isFunction && path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
   const title = el('h3', { title: line.line },
     el('span', { class: 'rank', text: `#${rank}` }),
-    el('span', { class: 'name', text: `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
+    el('span', { class: 'name', text: isFunction ? line.line : `${path.slice(dir.length)}:${line.line.slice(colon + 1)}` }),
     dir ? el('span', { class: 'dir', text: dir.length > 40 ? `…${dir.slice(-40)}` : dir }) : null);
+  if (isFunction) {
+    title.append(el('span', { class: 'badge note', text: 'function',
+      title: 'the program has no debug info: whatif sped up this whole function, not one line' }));
+  }
   if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
   const weak = line.rankImpact !== null && !line.enoughEvidence;
   if (weak) {

@@ -185,6 +185,24 @@ test('file names that look like HTML are shown as text', async () => {
   await tab.close();
 });
 
+test('a program without debug info shows functions, by symbol or object+offset', async () => {
+  // whatif names the functions of an object without line tables (docs/profile-format.md).
+  const profile = join(scratch, 'functions.jsonl');
+  writeFileSync(profile, readFileSync(join(fixtures, 'exact.jsonl'), 'utf8')
+    .replaceAll('src/exact.cpp:10', 'ns::Parser::parse(char const*)').replaceAll('src/exact.cpp:20', 'exact+0x1139'));
+  const tab = await open([profile]);
+  await tab.waitForSelector('body[data-ready="1"]');
+  assert.deepEqual((await cardNames(tab)).sort(), ['exact+0x1139', 'ns::Parser::parse(char const*)']);
+  const names = await tab.locator('#plots .card h3 .name').allTextContents();
+  assert.deepEqual(names.sort(), ['exact+0x1139', 'ns::Parser::parse(char const*)'], 'names shown whole');
+  assert.equal(await tab.locator('#plots .card h3 .badge', { hasText: 'function' }).count(), 2);
+  assert.equal(await tab.locator('#plots .card .source').count(), 0, 'no source for a function');
+  const files = await tab.locator('#file-filter option').allTextContents();
+  assert.ok(files.includes('functions (no debug info)'), files.join(', '));
+  assert.deepEqual(tab.errors, []);
+  await tab.close();
+});
+
 test('?profile=URL loads and combines profiles (Coz text and JSON Lines too)', async () => {
   const tab = await open([], `${baseUrl}?profile=basic.jsonl&profile=coz-basic.coz`);
   await tab.waitForSelector('body[data-ready="1"]');

@@ -68,7 +68,7 @@ TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
   EXPECT_EQ(machine.tick(start + kLength + 1, false).kind, Kind::kNone) << "threads still owe delay";
   EXPECT_EQ(machine.tick(start + kLength + 2, true).kind, Kind::kFinish);
 
-  machine.finish(start + kLength + 2, 20);
+  machine.finish(start + kLength + 2, Outcome{20});
   EXPECT_EQ(machine.state(), State::kCoolOff);
   EXPECT_EQ(machine.experiments_done(), 1u);
   EXPECT_EQ(machine.length_ns(), kLength) << "20 visits: enough, not many";
@@ -85,7 +85,7 @@ TEST(ExperimentMachine, EachExperimentTakesTheFirstLineSampledAfterItsCoolOff) {
   machine.tick(now, false);
   machine.on_sample(4, false, 1);
   ASSERT_EQ(machine.tick(now, false).line, 4);
-  machine.finish(now, 20);
+  machine.finish(now, Outcome{20});
   machine.on_sample(5, false, 1);  // cooling off: not a candidate
   now += kCoolOffNs;
   EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone);
@@ -134,9 +134,9 @@ TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
   int baseline_first = 0;
   for (int pair = 0; pair < 50; ++pair) {
     double first = start_next(machine, now).speedup;
-    machine.finish(now, 20);
+    machine.finish(now, Outcome{20});
     double second = start_next(machine, now).speedup;
-    machine.finish(now, 20);
+    machine.finish(now, Outcome{20});
     EXPECT_DOUBLE_EQ(first + second, 0.35) << "pair " << pair;
     EXPECT_TRUE(first == 0 || second == 0) << "pair " << pair;
     if (first == 0) ++baseline_first;
@@ -151,7 +151,7 @@ TEST(ExperimentMachine, FixedSpeedupZeroAndEndToEndRunsKeepTheirSpeedup) {
   uint64_t now = 0;
   for (int i = 0; i < 10; ++i) {
     EXPECT_DOUBLE_EQ(start_next(zero, now).speedup, 0);
-    zero.finish(now, 20);
+    zero.finish(now, Outcome{20});
   }
   MachineSettings one = settings(false, 35);
   one.end_to_end = true;
@@ -168,7 +168,7 @@ std::vector<double> speedups(uint64_t seed, int count) {
   std::vector<double> out;
   for (int i = 0; i < count; ++i) {
     out.push_back(start_next(machine, now).speedup);
-    machine.finish(now, 20);
+    machine.finish(now, Outcome{20});
   }
   return out;
 }
@@ -197,7 +197,7 @@ TEST(ExperimentMachine, EndToEndRunsUntilFinishedAndKeepsItsLength) {
   start_next(machine, now);
   EXPECT_EQ(machine.tick(now + 1000 * kLength, false).kind, Kind::kNone);
   EXPECT_EQ(machine.state(), State::kRunning);
-  machine.finish(now + 1000 * kLength, 0);
+  machine.finish(now + 1000 * kLength, Outcome{0});
   EXPECT_EQ(machine.length_ns(), kLength);
 }
 
@@ -206,15 +206,15 @@ TEST(ExperimentMachine, FinishAdaptsTheLengthToTheVisits) {
   machine.begin(0);
   uint64_t now = 0;
   start_next(machine, now);
-  machine.finish(now, 3);
+  machine.finish(now, Outcome{3});
   EXPECT_EQ(machine.length_ns(), 2 * kLength);
   start_next(machine, now);
-  machine.finish(now, 0);
+  machine.finish(now, Outcome{0});
   EXPECT_EQ(machine.length_ns(), 4 * kLength);
   start_next(machine, now);
   EXPECT_EQ(machine.tick(now + 4 * kLength - 1, false).kind, Kind::kNone) << "the adapted length is the one run";
   EXPECT_EQ(machine.tick(now + 4 * kLength, false).kind, Kind::kBeginDraining);
-  machine.finish(now, 1000);
+  machine.finish(now, Outcome{1000});
   EXPECT_EQ(machine.length_ns(), 2 * kLength);
 }
 

@@ -133,5 +133,22 @@ TEST_F(ConfigTest, TheLaunchersDefaultsAreTheRuntimesDefaults) {
   EXPECT_FALSE(config.follow_children);
 }
 
+TEST(LauncherCommandLine, FirstSeparatorHandsTheRestToTheProgramVerbatim) {
+  using cli::split_at_separator;
+  auto split = split_at_separator({"run", "-p", "a.c:3", "---", "./server", "-p", "11311", "--", "---", ""});
+  EXPECT_EQ(split.own, (std::vector<std::string>{"run", "-p", "a.c:3"}));
+  EXPECT_EQ(split.program, (std::vector<std::string>{"./server", "-p", "11311", "--", "---", ""}));
+  EXPECT_TRUE(split.separated);
+  EXPECT_EQ(split.separator, "---");
+  auto plain = split_at_separator({"run", "-b", "MAIN", "--", "./app"});
+  EXPECT_EQ(plain.own, (std::vector<std::string>{"run", "-b", "MAIN"}));
+  EXPECT_EQ(plain.program, (std::vector<std::string>{"./app"}));
+  EXPECT_EQ(plain.separator, "--");
+  auto none = split_at_separator({"run", "./app", "x"});
+  EXPECT_FALSE(none.separated);
+  EXPECT_EQ(none.own, (std::vector<std::string>{"run", "./app", "x"}));
+  EXPECT_TRUE(none.program.empty());
+}
+
 }  // namespace
 }  // namespace whatif::config

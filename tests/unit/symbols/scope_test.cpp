@@ -70,6 +70,27 @@ TEST(Scope, SourcePatternsAndSystemHeaders) {
   EXPECT_FALSE(scope.file_in_scope("/home/me/app/vendor/zlib.c"));
 }
 
+TEST(Scope, RustStandardLibraryAndDependencyCrates) {
+  Scope scope;
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/src/main.rs"));
+  EXPECT_FALSE(scope.file_in_scope("/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/num/uint_macros.rs"));
+  const char* serde = "/home/me/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.200/src/de/mod.rs";
+  const char* git = "/home/me/.cargo/git/checkouts/tokio-1a2b3c/abcdef0/tokio/src/lib.rs";
+  EXPECT_FALSE(scope.file_in_scope(serde)) << "dependency crates are out of scope by default";
+  EXPECT_FALSE(scope.file_in_scope(git));
+  scope.source_patterns = {"%"};
+  EXPECT_FALSE(scope.file_in_scope(serde)) << "the catch-all does not select dependencies";
+  scope.source_patterns = {"%/serde-1.0.200/%"};
+  EXPECT_TRUE(scope.file_in_scope(serde)) << "-s selects a crate";
+  EXPECT_FALSE(scope.file_in_scope(git));
+  EXPECT_FALSE(scope.file_in_scope("/home/me/app/src/main.rs"));
+  scope.source_patterns = {"%/serde-1.0.200/%", "%/app/%"};
+  EXPECT_TRUE(scope.file_in_scope("/home/me/app/src/main.rs"));
+  scope.source_patterns = {"%/.cargo/registry/%", "!%/de/%"};
+  EXPECT_FALSE(scope.file_in_scope(serde)) << "an exclusion still wins";
+  EXPECT_FALSE(scope.file_in_scope("/rustc/abc/library/std/src/io/mod.rs")) << "-s never selects the standard library";
+}
+
 TEST(Paths, TrailingComponentMatchAndNormalisation) {
   EXPECT_TRUE(path_matches("/src/app/main.c", "main.c"));
   EXPECT_TRUE(path_matches("/src/app/main.c", "app/main.c"));

@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "fixture_support.h"
+#include "symbols/function_index.h"
 #include "symbols/symbol_map.h"
 
 namespace whatif::symbols {
@@ -380,11 +381,47 @@ TEST(SymbolMapErrors, MissingFileAndNotElfFailNoDebugInfoWarns) {
   const auto& object = nodebug.value()->objects().at(0);
   EXPECT_FALSE(object.has_debug_info);
   EXPECT_EQ(object.debug_source, DebugSource::kNone);
-  EXPECT_FALSE(nodebug.value()->lookup(symbol_address(fixture_bin("fx_nodebug"), "fx_compute")).has_value());
   EXPECT_TRUE(nodebug.value()->ranges_for("fx_main.c", 10).empty());
   EXPECT_EQ(nodebug.value()->take_warnings(),
             std::vector<std::string>{"no debug info for " + fixture_bin("fx_nodebug") +
-                                     ": rebuild with -g, or install its debug symbols"});
+                                     ": rebuild with -g, or install its debug symbols, to see lines; profiling its "
+                                     "functions instead (named from its .symtab)"});
+  // Without lines, an address maps to its function, from the symbol table.
+  EXPECT_EQ(object.functions_from, ".symtab");
+  uintptr_t compute = symbol_address(fixture_bin("fx_nodebug"), "fx_compute");
+  auto info = nodebug.value()->lookup(compute + 1);
+  ASSERT_TRUE(info.has_value());
+  ASSERT_EQ(info->frames.size(), 1u);
+  EXPECT_EQ(info->frames[0].file, "fx_compute");
+  EXPECT_EQ(info->frames[0].function, "fx_compute");
+  EXPECT_EQ(info->frames[0].line, 0u);
+  EXPECT_EQ(info->function.begin, compute);
+  EXPECT_GT(info->function.end, compute + 1);
+  EXPECT_EQ(nodebug.value()->first_in_scope(*info), &info->frames[0]) << "the function is in scope";
+}
+
+TEST(SymbolMapErrors, FullyStrippedFunctionsAreNamedByObjectAndOffsetFromEhFrame) {
+  // fx_stripped is fx_nodebug's code (same compiler, flags and layout) linked with -s.
+  auto stripped = SymbolMap::for_file(fixture_bin("fx_stripped"));
+  ASSERT_TRUE(stripped.ok()) << stripped.error();
+  const auto& object = stripped.value()->objects().at(0);
+  EXPECT_EQ(object.functions_from, ".eh_frame");
+  EXPECT_TRUE(has_warning(stripped.value()->take_warnings(), "profiling its functions instead (named from its .eh_frame)"));
+  uintptr_t compute = symbol_address(fixture_bin("fx_nodebug"), "fx_compute");
+  auto info = stripped.value()->lookup(compute + 1);
+  ASSERT_TRUE(info.has_value());
+  ASSERT_EQ(info->frames.size(), 1u);
+  EXPECT_EQ(info->frames[0].file, fmt::format("fx_stripped+{:#x}", compute));
+  EXPECT_EQ(info->frames[0].line, 0u);
+  EXPECT_EQ(info->function.begin, compute) << "the FDE starts where the function does";
+  EXPECT_GT(info->function.end, compute + 1);
+  EXPECT_FALSE(stripped.value()->lookup(0x10).has_value()) << "no function below the first";
+}
+
+TEST(Demangle, CppAndRustNamesAsUsersReadThem) {
+  EXPECT_EQ(demangle_symbol("_ZN2fx7Counter3addEi"), "fx::Counter::add(int)");
+  EXPECT_EQ(demangle_symbol("_ZN9rust_work3mix17h0123456789abcdefE"), "rust_work::mix");
+  EXPECT_EQ(demangle_symbol("worker"), "worker");
 }
 
 TEST(SymbolMapErrors, EmptyScopesAreReported) {
