@@ -24,6 +24,17 @@ if ! command -v coz >/dev/null 2>&1; then
   echo "note: coz not found (Debian package coz-profiler); only native and whatif figures" >&2
 fi
 
+# The server benchmark (memcached under memcslap: native, whatif with a source point, with -p patched
+# and trapped, Coz). Optional: it says why and goes on when memcached cannot be built;
+# WHATIF_BENCH_SERVER=0 leaves it out.
+if [[ "${WHATIF_BENCH_SERVER:-1}" != 0 ]]; then
+  server=(python3 "$here/server/memcached_bench.py" --build "$build" --out "$repo/bench-out/server")
+  if [[ "${WHATIF_BENCH_BOOST:-1}" != 0 && "$(id -u)" == 0 ]] && command -v setsid >/dev/null; then
+    server=(setsid --wait "${server[@]}" --boost)
+  fi
+  "${server[@]}" || echo "note: the server benchmark failed (see above); the causal benchmarks follow" >&2
+fi
+
 # On a shared machine the kernel's autogroups share the CPUs between sessions, so `nice` alone does
 # not protect the timings. As root, run the harness in a session of its own (its own autogroup)
 # whose priority bench.py raises; WHATIF_BENCH_BOOST=0 turns this off.

@@ -259,7 +259,7 @@ int run(const RunOptions& options) {
                      "experiments with --experiment-length", seconds));
   } else if (visits == 0) {
     std::string message = "no progress point was reached: add COZ_PROGRESS (include/whatif.h or coz.h) where a unit of "
-                          "work completes, or use --end-to-end, or -p FILE:LINE for a breakpoint progress point";
+                          "work completes, or use --end-to-end, or -p FILE:LINE for a progress point without a source edit";
     fail(message);
     if (!coz) append_warning(absolute_output, message);
   }
@@ -284,7 +284,8 @@ void register_run(CLI::App& app, Commands& commands) {
                           "the in-scope objects' own sources)")
       ->take_all();
   run_command->add_option("-p,--progress", options->progress_points,
-                          "A breakpoint progress point FILE:LINE, counted by a hardware breakpoint (repeatable)");
+                          "A progress point FILE:LINE in an unmodified binary: its first instruction is patched to count "
+                          "visits (a hardware breakpoint where a patch is unsafe) (repeatable)");
   run_command->add_option("--sampled-progress", options->sampled_points,
                           "A sampled progress point FILE:LINE: samples in that line count as progress");
   run_command->add_option("-o,--output", options->output, "Profile file (default profile.jsonl, or profile.coz with --format coz)");

@@ -15,6 +15,7 @@ RUNTIME = {
     "libc": 2, "config": 2, "symbols": 2,        # original symbols, options, ELF/DWARF
     "unwind": 2,                                 # DWARF CFI unwinding of sampled stacks
     "sampling": 3, "delays": 3, "progress": 3, "profile": 3, "lbr": 3,  # subsystems
+    "patch": 3,                                  # -p code patches (trampolines) over os/ and x86/
     "threads": 4,                                # a thread's state: the subsystems' parts
     "experiment": 5,                             # the profiler thread
     "facade": 6,                                 # what the shims call

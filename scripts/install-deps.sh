@@ -10,6 +10,9 @@ PACKAGES=(
   clang valgrind coz-profiler llvm
   chromium nodejs npm
   rustc cargo
+  # make bench's server benchmark: memcached built from Debian's source (dpkg-source, libevent)
+  # under Debian's load generator memcslap
+  dpkg-dev libevent-dev libmemcached-tools
 )
 
 missing=()

@@ -61,6 +61,7 @@ Config Config::from_environment() {
   };
   parse_points(names::kProgressPoints, config.breakpoint_points);
   parse_points(names::kSampledPoints, config.sampled_points);
+  if (const char* value = env(names::kProgressPatch)) config.patch_points = std::string(value) != "off";
   config.end_to_end = env(names::kEndToEnd) != nullptr && std::string(env(names::kEndToEnd)) == "1";
   if (const char* value = env(names::kFixedLine)) {
     config.fixed_line = parse_line_spec(value);

@@ -23,6 +23,7 @@ struct Config {
   std::vector<std::string> binary_scope;   // empty: the symbol layer's default (MAIN)
   std::vector<std::string> source_scope;   // empty: default (%)
   std::vector<LineSpec> breakpoint_points;  // -p FILE:LINE
+  bool patch_points = true;                 // -p by code patch where safe; WHATIF_PROGRESS_PATCH=off: breakpoints
   std::vector<LineSpec> sampled_points;     // --sampled-point FILE:LINE
   bool end_to_end = false;
   std::optional<LineSpec> fixed_line;

@@ -1,17 +1,45 @@
-// Hardware-breakpoint progress points (see breakpoint_points.h). Profiler thread only.
+// -p progress points, patched or counted by hardware breakpoints (see breakpoint_points.h).
+// Profiler thread only.
 #include "experiment/breakpoint_points.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "os/log.h"
 #include "os/perf_event.h"
+#include "symbols/function_bounds.h"
 
 namespace whatif::experiment {
 
+namespace {
+
+std::vector<std::pair<uint64_t, uint64_t>> fragments_of(const symbols::FunctionExtent& extent, uint64_t bias) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const symbols::AddressRange& range : extent.fragments) out.emplace_back(range.begin + bias, range.end + bias);
+  return out;
+}
+
+}  // namespace
+
+const char* mechanism_name(PointMechanism mechanism) {
+  switch (mechanism) {
+    case PointMechanism::kPatch: return "patch";
+    case PointMechanism::kBreakpoint: return "breakpoint";
+    case PointMechanism::kUnresolved: return "unresolved";
+  }
+  return "unresolved";
+}
+
 BreakpointPoints::BreakpointPoints(const std::vector<config::LineSpec>& specs)
-    : specs_(specs), retired_counts_(specs.size(), 0) {}
+    : specs_(specs),
+      addresses_(specs.size(), 0),
+      mechanisms_(specs.size(), PointMechanism::kUnresolved),
+      patches_(specs.size()),
+      reasons_(specs.size()),
+      retired_counts_(specs.size(), 0) {}
 
 std::vector<std::string> BreakpointPoints::resolve(symbols::SymbolMap& symbols) {
   std::vector<std::string> warnings;
@@ -27,14 +55,75 @@ std::vector<std::string> BreakpointPoints::resolve(symbols::SymbolMap& symbols) 
     uint64_t first = ranges.front().begin;
     for (const auto& range : ranges) first = std::min<uint64_t>(first, range.begin);
     addresses_[i] = first;
+    mechanisms_[i] = PointMechanism::kBreakpoint;
   }
   return warnings;
+}
+
+std::vector<std::string> BreakpointPoints::install_patches(symbols::SymbolMap& symbols, bool allowed,
+                                                           const std::string& why_not) {
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    if (addresses_[i] == 0) continue;
+    std::string reason;
+    if (!allowed) {
+      reason = why_not;
+    } else if (const symbols::LoadedObject* object = symbols.object_at(addresses_[i]); object == nullptr) {
+      reason = "its address is in no loaded object";
+    } else if (auto bounds = symbols::function_bounds(object->path, addresses_[i] - object->bias); !bounds) {
+      reason = "its function's bounds are unknown (" + bounds.error() + ")";
+    } else if (auto installed = patch::install(addresses_[i], bounds->body.begin + object->bias,
+                                               bounds->body.end + object->bias, fragments_of(*bounds, object->bias));
+               !installed) {
+      reason = "patching its code is unsafe: " + installed.error();
+    } else {
+      patches_[i] = *installed;
+      mechanisms_[i] = PointMechanism::kPatch;
+      log::info("progress point {} is counted by a code patch at 0x{:x} ({} instruction(s) moved)", specs_[i].text(),
+                addresses_[i], installed->displaced_instructions);
+      continue;
+    }
+    reasons_[i] = reason;
+    warnings.push_back(fmt::format("progress point {} is counted by a hardware breakpoint, a trap per visit (about "
+                                   "20 us each): {}. A COZ_PROGRESS in the source costs far less on a hot line",
+                                   specs_[i].text(), reason));
+  }
+  return warnings;
+}
+
+bool BreakpointPoints::any() const {
+  for (std::size_t i = 0; i < mechanisms_.size(); ++i) {
+    if (uses_breakpoint(i)) return true;
+  }
+  return false;
+}
+
+std::vector<uint64_t> BreakpointPoints::addresses() const {
+  std::vector<uint64_t> traps;
+  for (std::size_t i = 0; i < addresses_.size(); ++i) {
+    if (uses_breakpoint(i)) traps.push_back(addresses_[i]);
+  }
+  return traps;
+}
+
+std::vector<symbols::AddressRange> BreakpointPoints::trampolines() const {
+  std::vector<symbols::AddressRange> ranges;
+  for (const auto& installed : patches_) {
+    if (installed) ranges.push_back({installed->trampoline_begin, installed->trampoline_end});
+  }
+  return ranges;
+}
+
+std::vector<BreakpointPoints::Description> BreakpointPoints::describe() const {
+  std::vector<Description> out;
+  for (std::size_t i = 0; i < specs_.size(); ++i) out.push_back({specs_[i].text(), mechanisms_[i], addresses_[i], reasons_[i]});
+  return out;
 }
 
 void BreakpointPoints::open(threads::ThreadState& thread) {
   thread.breakpoints_opened = true;
   for (std::size_t i = 0; i < addresses_.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
-    if (addresses_[i] == 0) continue;
+    if (!uses_breakpoint(i)) continue;
     int fd = os::open_breakpoint_counter(thread.tid, addresses_[i]);
     if (fd == -ESRCH) return;  // the thread exited before the profiler reached it: it has nothing to count
     if (fd < 0) {
@@ -61,6 +150,9 @@ void BreakpointPoints::close(threads::ThreadState& thread) {
 
 std::vector<uint64_t> BreakpointPoints::read(const std::vector<threads::ThreadState*>& snapshot) const {
   std::vector<uint64_t> totals = retired_counts_;
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    if (patches_[i]) totals[i] = patches_[i]->visits();
+  }
   for (threads::ThreadState* thread : snapshot) {
     for (std::size_t i = 0; i < totals.size() && i < threads::ThreadState::kMaxBreakpoints; ++i) {
       uint64_t value = 0;

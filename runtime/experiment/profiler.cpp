@@ -13,6 +13,7 @@
 #include "libc/guard.h"
 #include "libc/real.h"
 #include "os/log.h"
+#include "os/memory.h"
 #include "os/os.h"
 #include "threads/settle.h"
 
@@ -59,6 +60,20 @@ void Profiler::stop_and_finish(int exit_status) {
   context_.writer->runtime(os::monotonic_ns() - context_.start_ns, machine_.experiments_done(), exit_status);
 }
 
+void Profiler::wait_for_progress_points(uint64_t timeout_ns) {
+  if (!thread_started_) return;
+  uint64_t deadline = os::monotonic_ns() + timeout_ns;
+  for (;;) {
+    int gate = points_gate_.load(std::memory_order_acquire);  // pairs with the profiler's release
+    if (gate == kGateDone) return;
+    if (gate == kGateWaiting && os::monotonic_ns() >= deadline) {
+      int expected = kGateWaiting;  // the profiler has not started patching: it must not now
+      if (points_gate_.compare_exchange_strong(expected, kGateAbandoned, std::memory_order_acq_rel)) return;
+    }
+    os::sleep_ns(100000);
+  }
+}
+
 void* Profiler::thread_main(void* self) {
   interpose::mark_runtime_thread();
   static_cast<Profiler*>(self)->run();
@@ -90,6 +105,15 @@ void Profiler::warn(const std::string& message) {
 }
 
 void Profiler::setup_symbols() {
+  struct ReleaseGate {  // whatever happens below, the waiting program goes on
+    std::atomic<int>& gate;
+    ~ReleaseGate() {
+      int expected = kGatePatching;
+      gate.compare_exchange_strong(expected, kGateDone, std::memory_order_acq_rel);
+      expected = kGateWaiting;
+      gate.compare_exchange_strong(expected, kGateDone, std::memory_order_acq_rel);
+    }
+  } release_gate{points_gate_};
   const config::Config& config = *context_.config;
   symbols::Scope scope;
   if (!config.binary_scope.empty()) scope.binary_patterns = config.binary_scope;
@@ -110,11 +134,12 @@ void Profiler::setup_symbols() {
     warn("no in-scope object has debug info or function symbols, so nothing can be profiled: rebuild with -g, or "
          "widen the binary scope with -b");
   }
-  for (const std::string& message : breakpoints_.resolve(*symbols_)) warn(message);
-  // Time in libwhatif.so (shims, handlers) and in -p traps is whatif's, not the program's.
+  setup_progress_points();
+  // Time in libwhatif.so (shims, handlers), in -p trampolines and traps is whatif's, not the program's.
   const symbols::LoadedObject* own = symbols_->object_at(reinterpret_cast<uintptr_t>(&Profiler::thread_main));
-  attributor_.set_own_time(own != nullptr ? own->executable_ranges : std::vector<symbols::AddressRange>{},
-                           breakpoints_.addresses());
+  std::vector<symbols::AddressRange> own_code = own != nullptr ? own->executable_ranges : std::vector<symbols::AddressRange>{};
+  for (const symbols::AddressRange& range : breakpoints_.trampolines()) own_code.push_back(range);
+  attributor_.set_own_time(std::move(own_code), breakpoints_.addresses());
   if (config.fixed_line) {
     fixed_line_name_ = canonical_line_name(*symbols_, *config.fixed_line);
     fixed_line_ranges_ = symbols_->ranges_for(config.fixed_line->file, config.fixed_line->line, /*in_scope_only=*/true);
@@ -124,6 +149,34 @@ void Profiler::setup_symbols() {
     }
   }
   write_warnings();
+}
+
+void Profiler::setup_progress_points() {
+  const config::Config& config = *context_.config;
+  for (const std::string& message : breakpoints_.resolve(*symbols_)) warn(message);
+  bool allowed = config.patch_points;
+  std::string why_not = "patching is off (WHATIF_PROGRESS_PATCH=off)";
+  if (allowed) {
+    int expected = kGateWaiting;
+    if (!points_gate_.compare_exchange_strong(expected, kGatePatching, std::memory_order_acq_rel)) {
+      allowed = false;
+      why_not = "the program went on before its code could be patched (reading its symbols took too long)";
+    } else if (int threads = os::thread_count(); threads != 2) {  // the program's first thread and this one
+      allowed = false;
+      why_not = threads < 0 ? "the program's threads cannot be counted (/proc/self/task)"
+                            : fmt::format("the program had {} threads at start-up, so one could be running the line "
+                                          "while it is patched",
+                                          threads - 1);
+    }
+  }
+  std::vector<std::string> fallbacks = breakpoints_.install_patches(*symbols_, allowed, why_not);
+  if (config.patch_points) {  // a user who turned patching off knows; the records still say so
+    for (const std::string& message : fallbacks) warn(message);
+  }
+  points_gate_.store(kGateDone, std::memory_order_release);  // pairs with wait_for_progress_points' acquire
+  for (const BreakpointPoints::Description& point : breakpoints_.describe()) {
+    context_.writer->progress_point(point.name, mechanism_name(point.mechanism), point.address, point.reason);
+  }
 }
 
 void Profiler::write_warnings() {

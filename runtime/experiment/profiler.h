@@ -46,6 +46,10 @@ class Profiler {
   int start();
   /// Stops the thread, completes an end-to-end experiment, writes final samples and runtime.
   void stop_and_finish(int exit_status);
+  /// The starting thread, after start(), when there are -p points: waits until they are patched
+  /// (or left to breakpoints), at most `timeout_ns`, so that the patch is written while this is the
+  /// program's only thread. Past the timeout the program goes on and the points use breakpoints.
+  void wait_for_progress_points(uint64_t timeout_ns);
   /// Asks for a line-map refresh after dlopen (any thread).
   void request_refresh() { refresh_requested_.store(true, std::memory_order_release); }
 
@@ -54,6 +58,8 @@ class Profiler {
   void run();
   /// Builds the symbol map, resolves breakpoint points and the fixed line; warns about misses.
   void setup_symbols();
+  /// Patches or arms the -p points (inside setup_symbols), then lets the waiting program go on.
+  void setup_progress_points();
   void tick(uint64_t now);
   void refresh_symbols();
   void drain_thread(threads::ThreadState* thread);
@@ -89,6 +95,10 @@ class Profiler {
   bool thread_started_ = false;
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> refresh_requested_{false};
+  /// The -p start-up hand-off: kGateWaiting until the profiler takes it to patch (kGatePatching)
+  /// and releases it (kGateDone), or the program stops waiting first (kGateAbandoned).
+  static constexpr int kGateWaiting = 0, kGatePatching = 1, kGateDone = 2, kGateAbandoned = 3;
+  std::atomic<int> points_gate_{kGateWaiting};
   std::unique_ptr<symbols::SymbolMap> symbols_;
   Attributor attributor_;
   InstructionCounts instructions_;  // every sampled IP; filtered to in-scope objects when written

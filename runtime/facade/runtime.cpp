@@ -221,6 +221,9 @@ void start() {
   if (int result = state.profiler->start(); result != 0) {
     log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
   }
+  // -p points are patched while this is the program's only thread: no thread can be running a
+  // line's instructions while they are moved.
+  if (!state.config.breakpoint_points.empty()) state.profiler->wait_for_progress_points(10'000'000'000ull);
   std::atexit([] { before_exit(g_main_status.load(std::memory_order_acquire)); });
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "os/fd_guard.h"
+#include "whatif/profile_format.h"
 #include "os/os.h"
 #include "whatif/profile_format.h"
 
@@ -175,6 +176,15 @@ void ProfileWriter::instructions(const std::string& path, const std::string& bui
 void ProfileWriter::warning(const std::string& message) {
   if (format_ == Format::kCoz) return;
   nlohmann::json record = {{"type", "warning"}, {"message", message}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::progress_point(const std::string& name, const std::string& mechanism, uint64_t address,
+                                   const std::string& reason) {
+  if (format_ == Format::kCoz) return;
+  namespace r = format::record::progress_point;
+  nlohmann::json record = {{format::kTypeField, r::kName}, {r::name, name}, {r::mechanism, mechanism},
+                           {r::address, address}, {r::reason, reason}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

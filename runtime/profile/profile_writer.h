@@ -76,6 +76,8 @@ class ProfileWriter {
   void instructions(const std::string& path, const std::string& build_id,
                     const std::vector<std::pair<uint64_t, uint64_t>>& counts);
   void warning(const std::string& message);
+  /// How a -p point is counted: mechanism "patch", "breakpoint" or "unresolved"; why not patched.
+  void progress_point(const std::string& name, const std::string& mechanism, uint64_t address, const std::string& reason);
   void runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status);
   /// Closes the descriptor in a forked child without writing (signal-safe).
   void abandon();
