@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(Exits, ProcessTree, ::testing::Values("exit", "_exit", 
                            return how == "_exit" ? std::string("FastExit") : how == "exit" ? std::string("Exit") : std::string("Exec");
                          });
 
-TEST_F(Integration, SpeedingUpTheWorkersLineDelaysTheParentOnlyThroughItsChildren) {
+TEST_F(Integration, WorkersSamplesOfTheFixedLineAdvanceTheSharedDelayClock) {
   std::string work = marker_spec("forkpool.c", "child-work");
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--fixed-line", work, "--fixed-speedup", "50"},
