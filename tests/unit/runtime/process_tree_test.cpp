@@ -37,7 +37,7 @@ TEST(ProcessTree, WhatAForkedChildWritesTheParentReads) {
     ProcessSlot* slot = tree->claim(getpid());
     if (slot == nullptr) _exit(1);
     slot->push(sample_at(0x1000, 3));
-    slot->push(sample_at(0x2000, 40));  // longer than a forwarded callchain
+    slot->push(sample_at(0x2000, os::RawSample::kMaxCallchain));  // longer than a forwarded one
     tree->add_visits(static_cast<int>(progress::CounterType::kThroughput), "tree-unit-visits", 5);
     tree->add_visits(static_cast<int>(progress::CounterType::kThroughput), "tree-unit-visits", 2);
     tree->delays().raise_to(12345);
