@@ -65,5 +65,19 @@ TEST_F(Integration, WorkersSamplesOfTheFixedLineAdvanceTheSharedDelayClock) {
   EXPECT_GT(reaped_at_speedup, 0);
 }
 
+TEST_F(Integration, MoreWorkersThanTheTreeHoldsRunAndAreReported) {
+  std::string out = path("p.jsonl");
+  // 80 workers forked at once, more than the 64 slots: the rest run unprofiled, and the user is told.
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("forkpool"), "80", "60", "100", "80", "5"});
+  ASSERT_EQ(e.status, 5) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  bool warned = false;
+  for (const std::string& warning : p.warnings) warned = warned || warning.find("ran unprofiled") != std::string::npos;
+  EXPECT_TRUE(warned) << "no warning that some workers ran unprofiled";
+  EXPECT_NE(e.err.find("ran unprofiled"), std::string::npos) << e;
+  EXPECT_GT(samples_for(p, marker_spec("forkpool.c", "child-work")), 0);
+}
+
 }  // namespace
 }  // namespace itest

@@ -84,6 +84,7 @@ TEST(ProcessTree, SlotsAreReusedAndAFullRingCountsItsLosses) {
   std::vector<ProcessSlot*> claimed;
   while (ProcessSlot* slot = tree->claim(1000 + static_cast<pid_t>(claimed.size()))) claimed.push_back(slot);
   ASSERT_EQ(claimed.size(), ProcessTree::kMaxProcesses) << "a full tree must refuse, not overwrite";
+  EXPECT_EQ(tree->refused(), 1u) << "the root cannot warn about a child it does not know was refused";
   ProcessSlot& slot = *claimed.front();
   for (uint64_t i = 0; i < ProcessSlot::kRingSize + 3; ++i) slot.push(sample_at(i));
   EXPECT_EQ(slot.lost(), 3u);
