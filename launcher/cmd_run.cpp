@@ -312,7 +312,8 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--no-instructions", options->no_instructions,
                         "Keep no per-instruction sample counts (the stall analysis's input)");
-  run_command->add_flag("--follow-children", options->follow_children, "Also preload the runtime into programs it runs");
+  run_command->add_flag("--follow-children", options->follow_children,
+                        "Also preload the runtime into programs it execs (forked children are always profiled)");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");
   run_command->add_option("command", options->command, "The program and its arguments, after --- or --");
   run_command->prefix_command();

@@ -267,6 +267,12 @@ void Profiler::drain_children(uint64_t now) {
       slot.release();
     }
   }
+  if (!children_refused_warned_ && tree->refused() > 0) {
+    children_refused_warned_ = true;
+    warn("more than " + std::to_string(threads::ProcessTree::kMaxProcesses) +
+         " processes of this program ran at once: the others ran unprofiled (their samples and progress visits are "
+         "missing); fork fewer workers at a time to profile them all");
+  }
   if (!children_lost_warned_ && children_lost_ + lost > 0) {
     children_lost_warned_ = true;
     warn("child processes produced samples faster than the profiler drained them; some of their samples are lost");

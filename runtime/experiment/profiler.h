@@ -122,6 +122,7 @@ class Profiler {
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
   bool children_lost_warned_ = false;
+  bool children_refused_warned_ = false;
 };
 
 }  // namespace whatif::experiment

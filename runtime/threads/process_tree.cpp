@@ -72,6 +72,7 @@ ProcessSlot* ProcessTree::claim(pid_t pid) {
     slot.state_.store(ProcessSlot::kLive, std::memory_order_release);  // pairs with state()
     return &slot;
   }
+  refused_.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
 }
 

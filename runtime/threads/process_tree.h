@@ -84,6 +84,8 @@ class ProcessTree {
   /// A forked child, right after fork: a free slot for `pid`, live from now on, or nullptr (the
   /// tree is full or closed).
   ProcessSlot* claim(pid_t pid);
+  /// How many children found the tree full and ran unprofiled (the root warns).
+  uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
   ProcessSlot& slot(std::size_t index) { return slots_[index]; }
 
   /// A child's forwarder: `delta` more visits of the point (type, name).
@@ -95,6 +97,7 @@ class ProcessTree {
   ProcessTree() = default;
   delays::GlobalDelays delays_;
   std::atomic<bool> open_{true};
+  std::atomic<uint64_t> refused_{0};
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
   std::atomic<uint32_t> counters_used_{0};
   TreeCounter counters_[kMaxCounters];

@@ -43,7 +43,7 @@ INSTANTIATE_TEST_SUITE_P(Exits, ProcessTree, ::testing::Values("exit", "_exit", 
                            return how == "_exit" ? std::string("FastExit") : how == "exit" ? std::string("Exit") : std::string("Exec");
                          });
 
-TEST_F(Integration, SpeedingUpTheWorkersLineDelaysTheParentOnlyThroughItsChildren) {
+TEST_F(Integration, WorkersSamplesOfTheFixedLineAdvanceTheSharedDelayClock) {
   std::string work = marker_spec("forkpool.c", "child-work");
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--fixed-line", work, "--fixed-speedup", "50"},
@@ -63,6 +63,20 @@ TEST_F(Integration, SpeedingUpTheWorkersLineDelaysTheParentOnlyThroughItsChildre
   EXPECT_GT(selected, 0) << "no sample of " << work << " in a sped-up experiment";
   EXPECT_GT(delay, 0) << "the workers' samples of the selected line did not advance the global delay clock";
   EXPECT_GT(reaped_at_speedup, 0);
+}
+
+TEST_F(Integration, MoreWorkersThanTheTreeHoldsRunAndAreReported) {
+  std::string out = path("p.jsonl");
+  // 80 workers forked at once, more than the 64 slots: the rest run unprofiled, and the user is told.
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("forkpool"), "80", "60", "100", "80", "5"});
+  ASSERT_EQ(e.status, 5) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  bool warned = false;
+  for (const std::string& warning : p.warnings) warned = warned || warning.find("ran unprofiled") != std::string::npos;
+  EXPECT_TRUE(warned) << "no warning that some workers ran unprofiled";
+  EXPECT_NE(e.err.find("ran unprofiled"), std::string::npos) << e;
+  EXPECT_GT(samples_for(p, marker_spec("forkpool.c", "child-work")), 0);
 }
 
 }  // namespace
