@@ -31,6 +31,11 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
   if (options.sampler == "timer") out.emplace_back(env::kSampler, "timer");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
+  if (options.lbr) {
+    out.emplace_back(env::kLbr, "1");
+    out.emplace_back(env::kLbrDepth, std::to_string(options.lbr_depth));
+    out.emplace_back(env::kLbrEvery, std::to_string(options.lbr_every));
+  }
   return out;
 }
 

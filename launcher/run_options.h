@@ -24,6 +24,9 @@ struct RunOptions {
   bool append = false;
   bool follow_children = false;
   bool quiet = false;
+  bool lbr = false;
+  int lbr_depth = 16;
+  int lbr_every = 10;
   std::vector<std::string> command;
 };
 

@@ -33,6 +33,11 @@ struct Config {
   bool seed_given = false;
   bool force_timer_sampler = false;  // WHATIF_SAMPLER=timer (tests cover both backends)
   bool follow_children = false;
+  bool lbr = false;                  // --lbr: software branch records
+  uint32_t lbr_depth = 16;           // --lbr-depth: taken branches per burst
+  uint32_t lbr_every = 10;           // --lbr-every: samples between bursts
+  bool lbr_no_sigtrap = false;
+  bool lbr_naive = false;            // WHATIF_LBR_NAIVE: no data-flow resolution (benchmarks)       // WHATIF_LBR_NO_SIGTRAP: act as on a kernel before 5.13
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

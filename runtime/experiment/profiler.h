@@ -16,6 +16,7 @@
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
+#include "lbr/aggregator.h"
 #include "profile/profile_writer.h"
 #include "progress/progress_points.h"
 #include "symbols/symbol_map.h"
@@ -30,6 +31,7 @@ struct ProfilerContext {
   threads::ThreadRegistry* threads = nullptr;
   profile::ProfileWriter* writer = nullptr;
   uint64_t start_ns = 0;
+  bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
 };
 
 class Profiler {
@@ -67,6 +69,10 @@ class Profiler {
   void finish_experiment(uint64_t now);
   std::vector<profile::PointResult> point_deltas(uint64_t now);
   void write_samples(uint64_t now);
+  /// --lbr: publishes the code the tracers may follow (after the symbol map changes).
+  void publish_code_map();
+  /// --lbr: the cumulative branch records and statistics.
+  void write_branches();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();
@@ -95,6 +101,7 @@ class Profiler {
   std::vector<uint64_t> sampled_counts_;  // per sampled point, since the start
   std::vector<uint64_t> sampled_at_start_;
   uint64_t last_samples_write_ns_ = 0;
+  lbr::Aggregator branches_;  // --lbr
 };
 
 }  // namespace whatif::experiment
