@@ -8,6 +8,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_lines(app, commands);
   register_report(app, commands);
   register_view(app, commands);
+  register_export(app, commands);
 }
 
 }  // namespace whatif::cli

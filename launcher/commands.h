@@ -16,5 +16,6 @@ void register_run(CLI::App& app, Commands& commands);
 void register_lines(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);
 void register_view(CLI::App& app, Commands& commands);
+void register_export(CLI::App& app, Commands& commands);
 
 }  // namespace whatif::cli
