@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "analysis/branches/branch_report.h"
 #include "analysis/causal/analysis.h"
 #include "analysis/causal/report_output.h"
 #include "commands.h"
@@ -20,9 +21,28 @@ struct ReportArgs {
   int bootstrap = 500;
   std::uint32_t seed = 1;
   bool no_phase_correction = false;
+  bool branches = false;
 };
 
+int run_branch_report(const ReportArgs& args) {
+  for (const std::string& path : args.profiles) {
+    auto branches = analysis::read_branches(path);
+    if (!branches) {
+      fmt::print(stderr, "whatif report: {}\n", branches.error());
+      return 1;
+    }
+    if (branches->objects.empty()) {
+      fmt::print(stderr, "whatif report --branches: {} has no branch records: profile with `whatif run --lbr`\n", path);
+      return 1;
+    }
+    std::string text = analysis::branch_report_text(*branches, args.top > 0 ? args.top : 20);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  return 0;
+}
+
 int run_report(const ReportArgs& args) {
+  if (args.branches) return run_branch_report(args);
   std::vector<analysis::Profile> profiles;
   for (const std::string& path : args.profiles) {
     auto profile = analysis::read_profile(path);
@@ -83,6 +103,9 @@ void register_report(CLI::App& app, Commands& commands) {
       ->capture_default_str();
   report->add_flag("--no-phase-correction", args->no_phase_correction,
                    "Do not scale predictions by the share of the run the line was active (Coz eq. 8)");
+  report->add_flag("--branches", args->branches,
+                   "Report the software branch records (whatif run --lbr): hottest edges per object with source lines "
+                   "and taken rates (--top N, default 20)");
   report->callback([&commands, args] { commands.run = [args] { return run_report(*args); }; });
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 namespace whatif::analysis {
 
@@ -25,6 +26,7 @@ Result<std::vector<FunctionSymbol>> read_function_symbols(const std::string& pat
   std::vector<Elf64_Shdr> sections(header.e_shnum);
   std::memcpy(sections.data(), bytes.data() + header.e_shoff, sections.size() * sizeof(Elf64_Shdr));
   std::vector<FunctionSymbol> symbols;
+  std::map<std::string, int> local_counts;
   for (uint32_t type : {uint32_t{SHT_SYMTAB}, uint32_t{SHT_DYNSYM}}) {
     for (const Elf64_Shdr& section : sections) {
       if (section.sh_type != type || section.sh_link >= sections.size()) continue;
@@ -37,7 +39,9 @@ Result<std::vector<FunctionSymbol>> read_function_symbols(const std::string& pat
             symbol.st_name >= strings.sh_size) {
           continue;
         }
-        symbols.push_back({std::string(bytes.data() + strings.sh_offset + symbol.st_name), symbol.st_value, symbol.st_size});
+        std::string name(bytes.data() + strings.sh_offset + symbol.st_name);
+        if (ELF64_ST_BIND(symbol.st_info) == STB_LOCAL) name += "/" + std::to_string(++local_counts[name]);
+        symbols.push_back({std::move(name), symbol.st_value, symbol.st_size});
       }
     }
     if (!symbols.empty()) break;  // .symtab found: .dynsym adds nothing

@@ -10,7 +10,9 @@
 
 namespace whatif::analysis {
 
-/// A function symbol of an ELF file: [address, address + size), ELF virtual addresses.
+/// A function symbol of an ELF file: [address, address + size), ELF virtual addresses. A local
+/// (static) function is named as llvm-bolt names it: NAME/N, N counting same-named locals in
+/// symbol-table order from 1.
 struct FunctionSymbol {
   std::string name;
   uint64_t address = 0;

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
-#include <memory>
 
 #include "os/os.h"
 
@@ -43,9 +42,11 @@ CodeMap build_code_map(std::vector<CodeRange> code, std::vector<CodeRange> rseq)
 }
 
 void publish_code_map(const CodeMap& map) {
-  static std::vector<std::unique_ptr<CodeMap>> published;  // profiler thread only; never shrinks
-  published.push_back(std::make_unique<CodeMap>(map));
-  g_code_map.store(published.back().get(), std::memory_order_release);  // pairs with current_code_map
+  // Never freed, not even at exit: a thread still tracing while exit() runs static destructors
+  // would read a freed map in its handler (it did: a SIGSEGV in CodeMap::code_at during exit).
+  auto* copy = new CodeMap(map);
+  copy->previous = g_code_map.load(std::memory_order_relaxed);  // keeps them all reachable
+  g_code_map.store(copy, std::memory_order_release);  // pairs with current_code_map
 }
 
 std::vector<CodeRange> rseq_sections(const std::string& path, uint64_t bias) {

@@ -23,6 +23,7 @@ struct CodeMap {
   uint32_t rseq_count = 0;
   CodeRange code[kMaxCode];
   CodeRange rseq[kMaxRseq];
+  const CodeMap* previous = nullptr;  ///< the snapshot this one replaced (kept, see publish_code_map)
 
   /// The executable range holding `address`, or nullptr.
   WHATIF_SIGNAL_SAFE const CodeRange* code_at(uint64_t address) const;
@@ -32,8 +33,8 @@ struct CodeMap {
 
 /// Profiler thread: builds a snapshot from (unsorted) ranges; keeps the first kMax of each.
 CodeMap build_code_map(std::vector<CodeRange> code, std::vector<CodeRange> rseq);
-/// Profiler thread: makes `map` the one handlers read. Earlier snapshots stay allocated (a handler
-/// may still be reading one); there is one per dlopen, so they are few.
+/// Profiler thread: makes `map` the one handlers read. Every snapshot stays allocated for the life of
+/// the process, exit included (a handler may still be reading one); there is one per dlopen.
 void publish_code_map(const CodeMap& map);
 /// The current snapshot, or nullptr before the first publication. Any context.
 WHATIF_SIGNAL_SAFE const CodeMap* current_code_map();

@@ -4,9 +4,12 @@
 #include <link.h>
 
 #include "analysis/branches/bolt_export.h"
+#include "analysis/branches/branch_report.h"
 #include "analysis/branches/branches.h"
 
 extern "C" __attribute__((noinline, used)) int whatif_branches_fixture(int x) { return x > 3 ? x * 2 : x + 1; }
+// A local (static) function: its symbol is the mangled _ZL21whatif_branches_locali.
+static __attribute__((noinline, used)) int whatif_branches_local(int x) { return x * 5; }
 
 namespace whatif::analysis {
 namespace {
@@ -55,6 +58,25 @@ TEST(BoltExport, EdgesBecomeFunctionOffsetsOfTheObjectsSymbols) {
   std::string fdata = bolt_fdata(object, *symbols, &skipped);
   EXPECT_EQ(fdata, "1 whatif_branches_fixture 4 1 whatif_branches_fixture 1 0 7\n");
   EXPECT_EQ(skipped, 1u);
+}
+
+TEST(BoltExport, LocalFunctionsAreNamedAsBoltNamesThem) {
+  auto symbols = read_function_symbols("/proc/self/exe");
+  ASSERT_TRUE(symbols.ok()) << symbols.error();
+  uint64_t local = reinterpret_cast<uintptr_t>(&whatif_branches_local) - main_bias();
+  ObjectBranches object;
+  object.edges = {{local + 2, local, 1}};
+  EXPECT_EQ(bolt_fdata(object, *symbols), "1 _ZL21whatif_branches_locali/1 2 1 _ZL21whatif_branches_locali/1 0 0 1\n");
+}
+
+TEST(BranchReport, TakenRateCountsRangesRunningThroughTheBranch) {
+  ObjectBranches object;
+  // The branch at 0x20 was taken 3 times; twice the code ran through it (0x10..0x30) untaken.
+  object.edges = {{0x20, 0x80, 3}, {0x30, 0x10, 2}};
+  object.ranges = {{0x10, 0x30, 2}, {0x10, 0x20, 3}};
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x20), 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x30), 1.0);
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x99), -1.0);
 }
 
 }  // namespace
