@@ -113,7 +113,8 @@ TEST_F(Lbr, KernelWithoutSigtrapWarnsAndCausalProfilingGoesOn) {
   bool warned = false;
   for (const std::string& warning : p.warnings) warned = warned || (warning.find("--lbr") != std::string::npos && warning.find("5.13") != std::string::npos);
   EXPECT_TRUE(warned) << "no warning naming --lbr and Linux 5.13";
-  EXPECT_GE(p.experiments.size(), 2u) << "causal profiling stopped";
+  EXPECT_GE(p.experiments.size(), 1u) << "causal profiling stopped";
+  EXPECT_FALSE(p.sample_counts.empty()) << "no samples: causal profiling stopped";
   EXPECT_EQ(count_records(p, "branches"), 0u);
 }
 
