@@ -172,3 +172,67 @@ TEST(LbrContext, TheStopMustBeInTheExpectedFrame) {
 
 }  // namespace
 }  // namespace whatif::lbr
+
+namespace whatif::lbr {
+namespace {
+
+/// Steps `bytes` (one instruction) through the data flow.
+void step(x86::KnownState& state, std::vector<uint8_t> bytes) {
+  x86::Decoder().step(bytes.data(), bytes.size(), kAt, state);
+}
+
+bool jumps(const x86::KnownState& state, std::vector<uint8_t> jcc) {
+  return condition_holds(decode(jcc).condition, state.rflags, state.value[1]);
+}
+
+TEST(LbrDataFlow, CmpAndTestOnKnownRegistersSettleTheFlags) {
+  x86::KnownState state;
+  step(state, {0xb9, 0x05, 0x00, 0x00, 0x00});  // mov $5,%ecx
+  ASSERT_TRUE(state.is_known(1));
+  EXPECT_EQ(state.value[1], 5u);
+  step(state, {0x48, 0x83, 0xf9, 0x05});  // cmp $5,%rcx
+  ASSERT_TRUE(state.flags_known);
+  EXPECT_TRUE(jumps(state, {0x74, 0x00}));   // je
+  EXPECT_FALSE(jumps(state, {0x72, 0x00}));  // jb
+  step(state, {0x48, 0x83, 0xf9, 0x07});  // cmp $7,%rcx: 5 < 7
+  EXPECT_TRUE(jumps(state, {0x72, 0x00}));   // jb
+  EXPECT_TRUE(jumps(state, {0x7c, 0x00}));   // jl
+  step(state, {0xf6, 0xc1, 0x03});  // test $3,%cl: 5 & 3 = 1
+  EXPECT_TRUE(jumps(state, {0x75, 0x00}));   // jne
+}
+
+TEST(LbrDataFlow, ArithmeticCarriesValuesAndFlags) {
+  x86::KnownState state;
+  step(state, {0x31, 0xc0});              // xor %eax,%eax: known zero whatever it held
+  ASSERT_TRUE(state.is_known(0));
+  EXPECT_EQ(state.value[0], 0u);
+  step(state, {0x48, 0xff, 0xc8});        // dec %rax: -1, CF kept (unknown before: flags stay known from xor)
+  EXPECT_EQ(state.value[0], ~0ull);
+  EXPECT_TRUE(jumps(state, {0x78, 0x00}));  // js
+  step(state, {0x48, 0x83, 0xc0, 0x01});  // add $1,%rax: 0 with carry
+  EXPECT_EQ(state.value[0], 0u);
+  EXPECT_TRUE(jumps(state, {0x72, 0x00}));  // jb (CF)
+  EXPECT_TRUE(jumps(state, {0x74, 0x00}));  // je
+  step(state, {0x48, 0x8d, 0x58, 0x10});  // lea 0x10(%rax),%rbx
+  ASSERT_TRUE(state.is_known(3));
+  EXPECT_EQ(state.value[3], 0x10u);
+  step(state, {0x48, 0x29, 0xc3});        // sub %rax,%rbx: 0x10 - 0
+  EXPECT_EQ(state.value[3], 0x10u);
+  EXPECT_FALSE(jumps(state, {0x74, 0x00}));  // je
+}
+
+TEST(LbrDataFlow, LoadsAndUnmodelledInstructionsForgetWhatTheyWrite) {
+  x86::KnownState state;
+  step(state, {0xb8, 0x01, 0x00, 0x00, 0x00});  // mov $1,%eax
+  step(state, {0x48, 0x8b, 0x00});              // mov (%rax),%rax: a load
+  EXPECT_FALSE(state.is_known(0));
+  step(state, {0x48, 0x83, 0xf8, 0x00});        // cmp $0,%rax: unknown input
+  EXPECT_FALSE(state.flags_known);
+  step(state, {0xbb, 0x02, 0x00, 0x00, 0x00});  // mov $2,%ebx
+  step(state, {0x48, 0x0f, 0xaf, 0xdb});        // imul %rbx,%rbx: not modelled
+  EXPECT_FALSE(state.is_known(3));
+  EXPECT_FALSE(state.flags_known);
+}
+
+}  // namespace
+}  // namespace whatif::lbr
