@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "analysis/branches/branch_report.h"
 #include "analysis/causal/analysis.h"
 #include "analysis/causal/report_output.h"
 #include "analysis/stalls/stalls_report.h"
@@ -25,6 +26,7 @@ struct ReportArgs {
   std::string annotate;           // dcpicalc
   bool summary = false;           // Figure 4 for each procedure with >= 1% of the samples
   bool no_skid = false;
+  bool branches = false;
 };
 
 /// --procedures, --annotate and --summary: the stall analysis of the (first) profile.
@@ -55,7 +57,25 @@ int run_stalls(const ReportArgs& args, const analysis::Profile& profile) {
   return 0;
 }
 
+int run_branch_report(const ReportArgs& args) {
+  for (const std::string& path : args.profiles) {
+    auto branches = analysis::read_branches(path);
+    if (!branches) {
+      fmt::print(stderr, "whatif report: {}\n", branches.error());
+      return 1;
+    }
+    if (branches->objects.empty()) {
+      fmt::print(stderr, "whatif report --branches: {} has no branch records: profile with `whatif run --lbr`\n", path);
+      return 1;
+    }
+    std::string text = analysis::branch_report_text(*branches, args.top > 0 ? args.top : 20);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  return 0;
+}
+
 int run_report(const ReportArgs& args) {
+  if (args.branches) return run_branch_report(args);
   std::vector<analysis::Profile> profiles;
   for (const std::string& path : args.profiles) {
     auto profile = analysis::read_profile(path);
@@ -124,6 +144,9 @@ void register_report(CLI::App& app, Commands& commands) {
   report->add_flag("--summary", args->summary,
                    "Where each procedure's cycles go (best-case vs actual CPI, stall causes), for those with >= 1% of samples");
   report->add_flag("--no-skid", args->no_skid, "Keep samples on the instruction they name (no skid correction)");
+  report->add_flag("--branches", args->branches,
+                   "Report the software branch records (whatif run --lbr): hottest edges per object with source lines "
+                   "and taken rates (--top N, default 20)");
   report->callback([&commands, args] { commands.run = [args] { return run_report(*args); }; });
 }
 

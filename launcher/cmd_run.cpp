@@ -315,6 +315,14 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_flag("--follow-children", options->follow_children,
                         "Also preload the runtime into programs it execs (forked children are always profiled)");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");
+  run_command->add_flag("--lbr", options->lbr,
+                        "Also record software branch records: bursts of taken branches traced with hardware "
+                        "breakpoints from samples (for `whatif report --branches` and `whatif export`)");
+  run_command->add_option("--lbr-depth", options->lbr_depth, "Taken branches per --lbr burst (default 16)")
+      ->check(CLI::Range(1, 1024));
+  run_command->add_option("--lbr-every", options->lbr_every,
+                          "Samples between --lbr bursts (default 10: one burst per 10 ms of CPU time at the default period)")
+      ->check(CLI::Range(1, 1000000));
   run_command->add_option("command", options->command, "The program and its arguments, after --- or --");
   run_command->prefix_command();
   run_command->callback([&commands, run_command, options] {

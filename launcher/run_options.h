@@ -26,6 +26,9 @@ struct RunOptions {
   bool follow_children = false;
   bool no_instructions = false;
   bool quiet = false;
+  bool lbr = false;
+  int lbr_depth = 16;
+  int lbr_every = 10;
   std::vector<std::string> command;
 };
 

@@ -199,7 +199,7 @@ void read_whatif_record(const json& record, Profile& profile) {
     if (auto lines = record.find("lines"); lines != record.end() && lines->is_array())
       for (const json& line : *lines) snippet.lines.push_back(line.is_string() ? line.get<std::string>() : "");
     profile.sources.push_back(std::move(snippet));
-  } else if (type == "lbr") {
+  } else if (type == format::record::branches::kName) {
     profile.has_lbr = true;
   } else if (type == "stalls") {
     profile.has_stalls = true;

@@ -90,6 +90,19 @@ Config Config::from_environment() {
   }
   config.follow_children = env(names::kFollowChildren) != nullptr;
   if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";
+  config.lbr = env(names::kLbr) != nullptr && std::string(env(names::kLbr)) == "1";
+  if (const char* value = env(names::kLbrDepth)) {
+    uint64_t depth = 0;
+    if (parse_u64(value, depth) && depth >= 1 && depth <= 1024) config.lbr_depth = static_cast<uint32_t>(depth);
+    else config.errors.push_back(std::string("--lbr-depth '") + value + "' must be 1 to 1024; using 16");
+  }
+  if (const char* value = env(names::kLbrEvery)) {
+    uint64_t every = 0;
+    if (parse_u64(value, every) && every >= 1 && every <= 1000000) config.lbr_every = static_cast<uint32_t>(every);
+    else config.errors.push_back(std::string("--lbr-every '") + value + "' must be 1 to 1000000; using 10");
+  }
+  config.lbr_no_sigtrap = env(names::kLbrNoSigtrap) != nullptr;
+  config.lbr_naive = env(names::kLbrNaive) != nullptr;
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);
   return config;
@@ -110,6 +123,9 @@ std::string Config::options_json() const {
       {"sampled_points", sampled},
       {"format", coz_format ? "coz" : "whatif"},
       {"instructions", instruction_counts},
+      {"lbr", lbr},
+      {"lbr_depth", lbr_depth},
+      {"lbr_every", lbr_every},
   };
   return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -37,6 +37,11 @@ struct Config {
   bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
   bool follow_children = false;
   bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
+  bool lbr = false;                  // --lbr: software branch records
+  uint32_t lbr_depth = 16;           // --lbr-depth: taken branches per burst
+  uint32_t lbr_every = 10;           // --lbr-every: samples between bursts
+  bool lbr_no_sigtrap = false;       // WHATIF_LBR_NO_SIGTRAP: act as on a kernel before 5.13
+  bool lbr_naive = false;            // WHATIF_LBR_NAIVE: no data-flow resolution (benchmarks)
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "lbr/code_map.h"
 #include "libc/guard.h"
 #include "libc/real.h"
 #include "os/log.h"
@@ -135,6 +136,7 @@ void Profiler::setup_symbols() {
          "widen the binary scope with -b");
   }
   setup_progress_points();
+  if (context_.lbr) publish_code_map();
   // Time in libwhatif.so (shims, handlers), in -p trampolines and traps is whatif's, not the program's.
   const symbols::LoadedObject* own = symbols_->object_at(reinterpret_cast<uintptr_t>(&Profiler::thread_main));
   std::vector<symbols::AddressRange> own_code = own != nullptr ? own->executable_ranges : std::vector<symbols::AddressRange>{};
@@ -191,6 +193,7 @@ void Profiler::refresh_symbols() {
   for (std::size_t i = known; i < objects.size(); ++i) {
     context_.writer->object({objects[i].path, objects[i].build_id, objects[i].bias, objects[i].in_scope, objects[i].debug_file});
   }
+  if (context_.lbr) publish_code_map();
   write_warnings();
 }
 
@@ -221,6 +224,9 @@ void Profiler::tick(uint64_t now) {
 }
 
 void Profiler::drain_thread(threads::ThreadState* thread) {
+  if (thread->tracer) {
+    thread->tracer->drain([this](const lbr::Edge* edges, uint32_t count) { branches_.add_burst(edges, count); });
+  }
   if (!thread->sampler) return;
   struct Context {
     Profiler* self;
@@ -289,6 +295,7 @@ void Profiler::reap_retired() {
   for (threads::ThreadState* thread : retired_) {
     drain_thread(thread);
     breakpoints_.close(*thread);
+    if (thread->tracer) branches_.retire(*thread->tracer);
   }
   // The tick's snapshot must not keep pointers to the threads freed below.
   std::sort(retired_.begin(), retired_.end());
@@ -412,6 +419,7 @@ void Profiler::write_samples(uint64_t now) {
   }
   context_.writer->samples(counts, now - context_.start_ns);
   write_instructions();
+  if (context_.lbr) write_branches();
 }
 
 void Profiler::write_instructions() {
@@ -425,6 +433,47 @@ void Profiler::write_instructions() {
     std::sort(counts.begin(), counts.end());
     context_.writer->instructions(object->path, object->build_id, counts);
   }
+}
+
+void Profiler::publish_code_map() {
+  if (!symbols_) return;
+  const symbols::LoadedObject* own = symbols_->object_at(reinterpret_cast<uintptr_t>(&Profiler::thread_main));
+  std::vector<lbr::CodeRange> code, rseq;
+  for (const symbols::LoadedObject& object : symbols_->objects()) {
+    if (&object == own || object.path.find("libZydis") != std::string::npos) continue;  // our own code: never traced
+    for (const symbols::AddressRange& range : object.executable_ranges) code.push_back({range.begin, range.end});
+    for (const lbr::CodeRange& range : lbr::rseq_sections(object.path, object.bias)) rseq.push_back(range);
+  }
+  lbr::publish_code_map(lbr::build_code_map(std::move(code), std::move(rseq)));
+}
+
+void Profiler::write_branches() {
+  if (symbols_) {
+    for (const lbr::ObjectBranches& object : branches_.records(*symbols_)) {
+      context_.writer->branches({object.path, object.build_id, object.edges, object.ranges});
+    }
+  }
+  lbr::StatsTotals live;
+  for (threads::ThreadState* thread : snapshot_) {
+    if (thread->tracer) live.add(thread->tracer->stats());
+  }
+  lbr::StatsTotals total = branches_.totals(live);
+  const config::Config& config = *context_.config;
+  profile::BranchStatsRecord record;
+  record.depth = config.lbr_depth;
+  record.every = config.lbr_every;
+  record.bursts = total.bursts;
+  record.completed = total.completed;
+  record.taken = total.taken;
+  record.breakpoints = total.breakpoints;
+  record.static_branches = total.static_branches;
+  record.dynamic_branches = total.dynamic_branches;
+  record.flow_resolved = total.flow_resolved;
+  record.decoded_blocks = total.decoded_blocks;
+  for (int i = 0; i < static_cast<int>(lbr::EndReason::kCount); ++i) {
+    record.ended.emplace_back(lbr::end_reason_name(static_cast<lbr::EndReason>(i)), total.ended[i]);
+  }
+  context_.writer->branch_stats(record);
 }
 
 }  // namespace whatif::experiment

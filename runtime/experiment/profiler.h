@@ -17,6 +17,7 @@
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
+#include "lbr/aggregator.h"
 #include "profile/profile_writer.h"
 #include "progress/progress_points.h"
 #include "symbols/symbol_map.h"
@@ -35,6 +36,7 @@ struct ProfilerContext {
   /// then run unprofiled.
   threads::ProcessTree* tree = nullptr;
   uint64_t start_ns = 0;
+  bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
 };
 
 class Profiler {
@@ -86,6 +88,10 @@ class Profiler {
   /// One `instructions` record per in-scope object with samples: its cumulative per-instruction
   /// counts at ELF virtual addresses (runtime IP minus the object's load bias).
   void write_instructions();
+  /// --lbr: publishes the code the tracers may follow (after the symbol map changes).
+  void publish_code_map();
+  /// --lbr: the cumulative branch records and statistics.
+  void write_branches();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();
@@ -123,6 +129,7 @@ class Profiler {
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
   bool children_lost_warned_ = false;
   bool children_refused_warned_ = false;
+  lbr::Aggregator branches_;  // --lbr
 };
 
 }  // namespace whatif::experiment

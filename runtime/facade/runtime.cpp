@@ -58,6 +58,7 @@ struct RuntimeState {
   pthread_key_t thread_key{};
   std::unique_ptr<experiment::Profiler> profiler;  // the root's; its thread is gone in a child
   std::unique_ptr<experiment::ChildForwarder> forwarder;  // in a tree child only
+  bool lbr = false;  // --lbr, and this kernel can send SIGTRAP from breakpoints
 };
 
 std::atomic<int> g_lifecycle{kNotStarted};
@@ -80,9 +81,54 @@ void retire_thread(void* raw) {
   sigemptyset(&mask);
   sigaddset(&mask, os::sample_signal());
   real::pthread_sigmask(SIG_BLOCK, &mask, nullptr);  // no handler may touch the state from here on
+  if (thread->tracer) thread->tracer->close();  // drops a burst in flight, removes the breakpoint
   set_current_thread(nullptr);
   if (thread->sampler) thread->sampler->stop();
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
+}
+
+
+lbr::Settings lbr_settings(const Config& config) { return {config.lbr_depth, config.lbr_every, !config.lbr_naive}; }
+
+/// Opens the calling thread's branch tracer; warns once when it cannot. Returns 0 or -errno.
+int open_tracer(ThreadState& thread) {
+  auto tracer = std::make_unique<lbr::ThreadTracer>();
+  int result = g_state->config.lbr_no_sigtrap ? -EINVAL
+                                              : tracer->open(thread.tid, lbr_settings(g_state->config), tracer_cookie(thread.tid));
+  if (result == 0) {
+    thread.tracer = std::move(tracer);
+    return 0;
+  }
+  static log::WarnOnce warn_once;
+  warn_once("--lbr: cannot trace branches of thread {}: {}", thread.tid, std::strerror(-result));
+  return result;
+}
+
+/// --lbr at start-up: probes the kernel with the main thread's breakpoint and installs the SIGTRAP
+/// handler. Returns a warning (empty when branch tracing is on).
+std::string start_lbr(RuntimeState& state) {
+  int result = state.config.lbr_no_sigtrap ? -EINVAL : [&] {
+    lbr::ThreadTracer probe;
+    return probe.open(os::gettid(), lbr_settings(state.config), tracer_cookie(os::gettid()));
+  }();
+  if (result == -EINVAL || result == -E2BIG || result == -EOPNOTSUPP) {
+    return "--lbr: this kernel cannot send SIGTRAP from perf breakpoints (perf_event attr.sigtrap needs Linux 5.13 or "
+           "later): no branch records are taken; causal profiling goes on. Run on Linux 5.13+, or leave out --lbr";
+  }
+  if (result != 0) {
+    return fmt::format("--lbr: cannot open a hardware breakpoint ({}): no branch records are taken; causal profiling "
+                       "goes on. Allow perf events (perf_event_paranoid <= 2), or free the debug registers (a debugger, -p)",
+                       std::strerror(-result));
+  }
+  struct sigaction action {}, previous {};
+  action.sa_sigaction = &on_trap_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, os::sample_signal());  // a sample must not start a burst mid-stop
+  real::sigaction(SIGTRAP, &action, &previous);
+  set_program_trap_action(previous);
+  state.lbr = true;
+  return {};
 }
 
 /// Registers the calling thread and starts sampling it. Any thread, normal context.
@@ -97,6 +143,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
     warn_once("cannot sample thread {}: {}; its time is not profiled", thread->tid, std::strerror(-result));
     thread->sampler.reset();
   }
+  if (g_state->lbr) open_tracer(*thread);
   set_current_thread(thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
@@ -200,11 +247,21 @@ void start() {
     log::warning("{}", message);
     state.writer.warning(message);
   }
+  if (state.config.lbr) {
+    if (std::string warning = start_lbr(state); !warning.empty()) {
+      log::warning("{}", warning);
+      state.writer.warning(warning);
+    }
+  }
+
   publish_signal_delays(state.delays);
   struct sigaction action {};
   action.sa_sigaction = &on_runtime_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
+  // A stop that falls inside this handler's own code (a breakpoint in libc) waits until it returns
+  // and arrives late (TRAP_PERF_FLAG_ASYNC): the tracer then drops that burst.
+  if (state.lbr) sigaddset(&action.sa_mask, SIGTRAP);
   real::sigaction(os::sample_signal(), &action, nullptr);
   pthread_key_create(&state.thread_key, &retire_thread);
 
@@ -215,6 +272,7 @@ void start() {
   context.threads = &state.threads;
   context.writer = &state.writer;
   context.start_ns = state.start_ns;
+  context.lbr = state.lbr;
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   register_current_thread(nullptr);
@@ -340,6 +398,15 @@ void after_blocking_io(int fd, uint64_t blocked_ns) {
 
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 
+bool intercept_trap_action(int signal, const struct sigaction* action, struct sigaction* old) {
+  if (signal != SIGTRAP || g_state == nullptr || !g_state->lbr || g_lifecycle.load(std::memory_order_acquire) != kRunning) {
+    return false;
+  }
+  if (old != nullptr) *old = program_trap_action();
+  if (action != nullptr) set_program_trap_action(*action);
+  return true;
+}
+
 void unblock_runtime_signal(sigset_t* mask) {
   if (mask != nullptr) sigdelset(mask, os::sample_signal());
 }
@@ -366,6 +433,7 @@ void after_fork_in_child() {
   g_state->threads.reset_after_fork();
   g_state->threads.for_each([](ThreadState* thread) {
     thread->sampler.reset();  // closes our copies; disabling would stop the parent's event
+    thread->tracer.reset();   // the child has no breakpoints (not inherited); close our copy
     for (int& fd : thread->breakpoint_fds) {
       if (fd >= 0) os::close_counter(fd);
       fd = -1;

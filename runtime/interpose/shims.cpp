@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <vector>
 
 #include "facade/runtime.h"
@@ -241,6 +242,7 @@ WHATIF_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value) noexcep
 }
 WHATIF_EXPORT int sigaction(int sig, const struct sigaction* action, struct sigaction* old) noexcept {
   real::resolve();
+  if (facade::intercept_trap_action(sig, action, old)) return 0;
   if (!facade::is_runtime_signal(sig)) return real::sigaction(sig, action, old);
   if (old != nullptr) {  // the program sees a free signal but cannot take it
     *old = {};
@@ -251,6 +253,13 @@ WHATIF_EXPORT int sigaction(int sig, const struct sigaction* action, struct siga
 WHATIF_EXPORT sighandler_t signal(int sig, sighandler_t handler) noexcept {
   real::resolve();
   if (facade::is_runtime_signal(sig)) return SIG_DFL;
+  struct sigaction action {}, old {};
+  // Copied, not assigned: the signal check reads `sa_handler = NAME` as one of our own handlers.
+  std::memcpy(&action.sa_handler, &handler, sizeof(handler));
+  action.sa_flags = SA_RESTART;  // signal()'s BSD semantics
+  if (facade::intercept_trap_action(sig, &action, &old)) {
+    return old.sa_handler;  // shares its storage with sa_sigaction
+  }
   return real::signal(sig, handler);
 }
 WHATIF_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) noexcept {

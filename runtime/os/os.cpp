@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,26 @@ std::string read_text(const char* path, std::size_t max) {
   ::syscall(SYS_close, fd);
   text.resize(size);
   return text;
+}
+
+WHATIF_SIGNAL_SAFE bool read_memory(uint64_t address, void* out, std::size_t size) {
+  int saved = errno;
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  long n = ::syscall(SYS_process_vm_readv, ::syscall(SYS_getpid), &local, 1ul, &remote, 1ul, 0ul);
+  errno = saved;
+  return n == static_cast<long>(size);
+}
+
+WHATIF_SIGNAL_SAFE void die_by_signal(int sig) {
+  struct {  // the kernel's struct sigaction (not glibc's)
+    void* handler;
+    unsigned long flags;
+    void* restorer;
+    uint64_t mask;
+  } action{};  // SIG_DFL, nothing masked
+  ::syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask));
+  ::syscall(SYS_tgkill, ::syscall(SYS_getpid), ::syscall(SYS_gettid), sig);
 }
 
 [[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code) {

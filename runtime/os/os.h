@@ -32,6 +32,12 @@ WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size);
 /// Up to `max` bytes of a (small, procfs) text file, read with raw syscalls; empty when unreadable.
 /// Allocates: not for signal context.
 std::string read_text(const char* path, std::size_t max);
+/// Copies `size` bytes at `address` of this process into `out` without faulting
+/// (process_vm_readv): false when any of them is unmapped or unreadable. Signal-safe.
+WHATIF_SIGNAL_SAFE bool read_memory(uint64_t address, void* out, std::size_t size);
+/// Restores `sig`'s default action (raw rt_sigaction) and sends it to the calling thread: the
+/// process ends as the signal's default would end it, once the caller's handler returns.
+WHATIF_SIGNAL_SAFE void die_by_signal(int sig);
 /// Ends the whole process now with the raw exit_group syscall: no atexit handlers, no interposed
 /// _exit, no lock.
 [[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code);

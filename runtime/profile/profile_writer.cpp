@@ -188,6 +188,36 @@ void ProfileWriter::progress_point(const std::string& name, const std::string& m
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+void ProfileWriter::branches(const BranchesRecord& branches) {
+  if (format_ == Format::kCoz) return;
+  namespace names = format::record::branches;
+  nlohmann::json record = {{format::kTypeField, names::kName}, {names::path, branches.path}, {names::build_id, branches.build_id},
+                           {names::edges, branches.edges}, {names::ranges, branches.ranges}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::branch_stats(const BranchStatsRecord& stats) {
+  if (format_ == Format::kCoz) return;
+  namespace names = format::record::branch_stats;
+  nlohmann::json ended = nlohmann::json::object();
+  for (const auto& [reason, count] : stats.ended) ended[reason] = count;
+  nlohmann::json record = {{format::kTypeField, names::kName},
+                           {names::depth, stats.depth},
+                           {names::every, stats.every},
+                           {names::bursts, stats.bursts},
+                           {names::completed, stats.completed},
+                           {names::taken, stats.taken},
+                           {names::breakpoints, stats.breakpoints},
+                           {names::static_branches, stats.static_branches},
+                           {names::dynamic_branches, stats.dynamic_branches},
+                           {names::flow_resolved, stats.flow_resolved},
+                           {names::decoded_blocks, stats.decoded_blocks},
+                           {names::breakpoints_per_taken,
+                            stats.taken > 0 ? static_cast<double>(stats.breakpoints) / static_cast<double>(stats.taken) : 0.0},
+                           {names::ended, ended}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 void ProfileWriter::runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status) {
   if (format_ == Format::kCoz) {
     write_line("runtime\ttime=" + std::to_string(elapsed_ns));

@@ -2,6 +2,7 @@
 // format (docs/profile-format.md) or Coz's legacy text format. Runs on the profiler thread, and at
 // exit on whichever thread ends the process.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,6 +56,23 @@ struct ExperimentRecord {
   std::vector<PointResult> points;
 };
 
+/// Software branch records of one object (--lbr): ELF virtual addresses, cumulative counts.
+struct BranchesRecord {
+  std::string path;
+  std::string build_id;
+  std::vector<std::array<uint64_t, 3>> edges;   ///< [from, to, count] taken branches
+  std::vector<std::array<uint64_t, 3>> ranges;  ///< [start, end, count] fall-through runs
+};
+
+/// The branch tracer's counters over all threads, cumulative.
+struct BranchStatsRecord {
+  uint32_t depth = 0;
+  uint32_t every = 0;
+  uint64_t bursts = 0, completed = 0, taken = 0, breakpoints = 0, static_branches = 0, dynamic_branches = 0;
+  uint64_t flow_resolved = 0, decoded_blocks = 0;
+  std::vector<std::pair<std::string, uint64_t>> ended;  ///< bursts ended early, by reason
+};
+
 class ProfileWriter {
  public:
   ProfileWriter() = default;
@@ -78,6 +96,8 @@ class ProfileWriter {
   void warning(const std::string& message);
   /// How a -p point is counted: mechanism "patch", "breakpoint" or "unresolved"; why not patched.
   void progress_point(const std::string& name, const std::string& mechanism, uint64_t address, const std::string& reason);
+  void branches(const BranchesRecord& record);
+  void branch_stats(const BranchStatsRecord& record);
   void runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status);
   /// Closes the descriptor in a forked child without writing (signal-safe).
   void abandon();

@@ -11,6 +11,7 @@
 
 #include "base/signal_safe.h"
 #include "delays/delays.h"
+#include "lbr/tracer.h"
 #include "sampling/sampler.h"
 
 namespace whatif::threads {
@@ -21,6 +22,7 @@ struct ThreadState {
   pid_t tid = 0;
   delays::LocalDelays delays;
   std::unique_ptr<sampling::ThreadSampler> sampler;
+  std::unique_ptr<lbr::ThreadTracer> tracer;  ///< --lbr only; its handlers run on this thread
   std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after
   int breakpoint_fds[kMaxBreakpoints] = {-1, -1, -1, -1};  ///< profiler thread only
   bool breakpoints_opened = false;                          ///< profiler thread only

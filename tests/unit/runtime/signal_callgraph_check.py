@@ -43,6 +43,9 @@ INDIRECT_TARGETS = {
     # The samplers' scan_own call their OwnSampleVisitor: only settle_delays passes one (a lambda).
     r"whatif::os::PerfSampler::scan_own\(|whatif::sampling::SampleRing::scan_own\("
     r"|whatif::sampling::\w+ThreadSampler::scan_own\(": [r"whatif::threads::settle_delays\(.*<lambda"],
+    # on_trap_signal (facade/runtime_signal.cpp, --lbr): a SIGTRAP that is not the tracer's goes to
+    # the program's own handler (sa_sigaction / sa_handler), which is the program's code, not ours.
+    r"whatif::facade::on_trap_signal\(": [],
 }
 
 NODE = re.compile(r'node: \{ title: "([^"]*)" label: "((?:[^"\\]|\\.)*)"( shape : ellipse)? \}')

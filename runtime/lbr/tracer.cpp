@@ -1,0 +1,48 @@
+// A thread's branch tracer: allocation of its burst buffers and block cache, and opening and
+// closing its breakpoint. The owning thread, normal context. The handlers' half is
+// tracer_signal.cpp.
+#include "lbr/tracer.h"
+
+#include <algorithm>
+
+namespace whatif::lbr {
+
+const char* end_reason_name(EndReason reason) {
+  switch (reason) {
+    case EndReason::kOutsideCode: return "outside_code";
+    case EndReason::kRseq: return "rseq";
+    case EndReason::kUnsupported: return "unsupported_instruction";
+    case EndReason::kUnreadable: return "unreadable_target";
+    case EndReason::kBreakpointFailed: return "breakpoint_failed";
+    case EndReason::kStepLimit: return "step_limit";
+    case EndReason::kLate: return "late_sigtrap";
+    case EndReason::kWrongPc: return "wrong_pc";
+    case EndReason::kWrongStack: return "other_context";
+    case EndReason::kStale: return "stale";
+    case EndReason::kThreadExit: return "thread_exit";
+    case EndReason::kRingFull: return "buffers_full";
+    case EndReason::kCount: break;
+  }
+  return "unknown";
+}
+
+int ThreadTracer::open(pid_t tid, const Settings& settings, uint64_t cookie) {
+  settings_ = settings;
+  settings_.depth = std::clamp<uint32_t>(settings_.depth, 1, kMaxDepth);
+  settings_.every = std::max<uint32_t>(settings_.every, 1);
+  cookie_ = cookie;
+  buffers_ = std::make_unique<Edge[]>(static_cast<std::size_t>(kSlots) * settings_.depth);
+  counts_ = std::make_unique<uint32_t[]>(kSlots);
+  cache_ = std::make_unique<Block[]>(kCacheEntries);
+  int result = breakpoint_.open(tid, cookie, reinterpret_cast<uint64_t>(&end_reason_name));
+  state_ = result == 0 ? State::kIdle : State::kClosed;
+  return result;
+}
+
+void ThreadTracer::close() {
+  if (state_ == State::kWaiting) end_burst(EndReason::kThreadExit);
+  state_ = State::kClosed;
+  breakpoint_.close();
+}
+
+}  // namespace whatif::lbr

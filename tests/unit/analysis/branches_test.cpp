@@ -1,0 +1,83 @@
+// The branch-record reader (last cumulative record per object wins, statistics) and the llvm-bolt
+// fdata export, whose function names and offsets come from this test binary's own symbols.
+#include <gtest/gtest.h>
+#include <link.h>
+
+#include "analysis/branches/bolt_export.h"
+#include "analysis/branches/branch_report.h"
+#include "analysis/branches/branches.h"
+
+extern "C" __attribute__((noinline, used)) int whatif_branches_fixture(int x) { return x > 3 ? x * 2 : x + 1; }
+// A local (static) function: its symbol is the mangled _ZL21whatif_branches_locali.
+static __attribute__((noinline, used)) int whatif_branches_local(int x) { return x * 5; }
+
+namespace whatif::analysis {
+namespace {
+
+TEST(Branches, TheLastRecordPerObjectWinsAndStatsAreRead) {
+  std::string text =
+      R"({"type":"header","format":"whatif-profile","version":1})" "\n"
+      R"({"type":"branches","path":"/bin/prog","build_id":"ab","edges":[[16,32,1]],"ranges":[[32,48,1]]})" "\n"
+      R"({"type":"branches","path":"/lib/libc.so.6","build_id":"cd","edges":[[1,2,3]],"ranges":[]})" "\n"
+      R"({"type":"branches","path":"/bin/prog","build_id":"ab","edges":[[16,32,5],[40,16,2]],"ranges":[[32,48,4]]})" "\n"
+      R"({"type":"branch_stats","depth":16,"bursts":10,"taken":7,"breakpoints":3,"breakpoints_per_taken":0.43,"ended":{"rseq":2}})" "\n";
+  auto profile = parse_branches(text, "test");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  ASSERT_EQ(profile->objects.size(), 2u);
+  const ObjectBranches* program = profile->object("prog");
+  ASSERT_NE(program, nullptr);
+  ASSERT_EQ(program->edges.size(), 2u);
+  EXPECT_EQ(program->edges[0].count, 5u);
+  EXPECT_EQ(program->taken(), 7u);
+  EXPECT_EQ(program->ranges[0].count, 4u);
+  EXPECT_EQ(profile->object("rog"), nullptr);  // whole path components only
+  ASSERT_TRUE(profile->stats.has_value());
+  EXPECT_EQ(profile->stats->breakpoints, 3u);
+  EXPECT_EQ(profile->stats->ended.at("rseq"), 2u);
+}
+
+TEST(Branches, MalformedEdgesAreAnError) {
+  auto profile = parse_branches(R"({"type":"branches","path":"/p","edges":[[1,2]],"ranges":[]})" "\n", "bad");
+  EXPECT_FALSE(profile.ok());
+}
+
+uintptr_t main_bias() {
+  uintptr_t bias = 0;
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* out) { *static_cast<uintptr_t*>(out) = info->dlpi_addr; return 1; }, &bias);
+  return bias;
+}
+
+TEST(BoltExport, EdgesBecomeFunctionOffsetsOfTheObjectsSymbols) {
+  auto symbols = read_function_symbols("/proc/self/exe");
+  ASSERT_TRUE(symbols.ok()) << symbols.error();
+  uint64_t fixture = reinterpret_cast<uintptr_t>(&whatif_branches_fixture) - main_bias();
+  ObjectBranches object;
+  object.path = "/proc/self/exe";
+  object.edges = {{fixture + 4, fixture + 1, 7}, {1, 2, 3}};  // the second lies in no function
+  uint64_t skipped = 0;
+  std::string fdata = bolt_fdata(object, *symbols, &skipped);
+  EXPECT_EQ(fdata, "1 whatif_branches_fixture 4 1 whatif_branches_fixture 1 0 7\n");
+  EXPECT_EQ(skipped, 1u);
+}
+
+TEST(BoltExport, LocalFunctionsAreNamedAsBoltNamesThem) {
+  auto symbols = read_function_symbols("/proc/self/exe");
+  ASSERT_TRUE(symbols.ok()) << symbols.error();
+  uint64_t local = reinterpret_cast<uintptr_t>(&whatif_branches_local) - main_bias();
+  ObjectBranches object;
+  object.edges = {{local + 2, local, 1}};
+  EXPECT_EQ(bolt_fdata(object, *symbols), "1 _ZL21whatif_branches_locali/1 2 1 _ZL21whatif_branches_locali/1 0 0 1\n");
+}
+
+TEST(BranchReport, TakenRateCountsRangesRunningThroughTheBranch) {
+  ObjectBranches object;
+  // The branch at 0x20 was taken 3 times; twice the code ran through it (0x10..0x30) untaken.
+  object.edges = {{0x20, 0x80, 3}, {0x30, 0x10, 2}};
+  object.ranges = {{0x10, 0x30, 2}, {0x10, 0x20, 3}};
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x20), 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x30), 1.0);
+  EXPECT_DOUBLE_EQ(taken_rate(object, 0x99), -1.0);
+}
+
+}  // namespace
+}  // namespace whatif::analysis
