@@ -299,8 +299,11 @@ void register_stat(CLI::App& app, Commands& commands) {
   command->prefix_command();
   command->callback([&commands, command, options] {
     std::vector<std::string> rest = command->remaining();
-    if (!rest.empty() && (rest.front() == "--" || rest.front() == "---")) rest.erase(rest.begin());
     options->command.insert(options->command.end(), rest.begin(), rest.end());
+    if (commands.program_given) {  // main() kept everything after the first `---`/`--` verbatim
+      if (!options->command.empty()) options->command.push_back(commands.separator);
+      options->command.insert(options->command.end(), commands.program.begin(), commands.program.end());
+    }
     commands.run = [options] { return stat(*options); };
   });
 }

@@ -1,5 +1,5 @@
 // The `whatif` command line: one entry point that dispatches to subcommands (lines, run, report,
-// view). Runs as an ordinary single-threaded tool; each subcommand lives in its own cmd_*.cpp.
+// view, ...). Runs as an ordinary single-threaded tool; each subcommand lives in its own cmd_*.cpp.
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
@@ -14,11 +14,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("whatif ") + WHATIF_VERSION);
   whatif::cli::Commands commands;
   whatif::cli::register_commands(app, commands);
-  // `whatif run [options] --- PROGRAM ARGS`: the first `---` (Coz's separator) or `--` ends whatif's
-  // options, and CLI11 never sees what follows: its greedy repeatable options (-p, -b, -s) would
-  // take the program's arguments.
+  // `whatif run|stat [options] --- PROGRAM ARGS`: the first `---` (Coz's separator) or `--` ends
+  // whatif's options, and CLI11 never sees what follows: its greedy repeatable options (-p, -b, -s,
+  // -e) would take the program's arguments.
   std::vector<std::string> typed(argv + 1, argv + argc);
-  if (!typed.empty() && typed.front() == "run") {
+  if (!typed.empty() && (typed.front() == "run" || typed.front() == "stat")) {
     whatif::cli::SplitCommandLine split = whatif::cli::split_at_separator(typed);
     typed = std::move(split.own);
     commands.program = std::move(split.program);

@@ -202,7 +202,7 @@ void set_flags(KnownState& state, uint64_t result, unsigned bits, bool carry, bo
   state.flags_known = true;
 }
 
-Instruction describe(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands, uint64_t address);
+Instruction describe_transfer(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands, uint64_t address);
 
 void apply(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands, uint64_t address, KnownState& state) {
   KnownState before = state;
@@ -335,7 +335,7 @@ WHATIF_SIGNAL_SAFE Instruction Decoder::step(const uint8_t* bytes, std::size_t s
   ZydisDecodedInstruction instruction;
   ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
   if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(zydis(state_), bytes, size, &instruction, operands))) return Instruction{};
-  Instruction result = describe(instruction, operands, address);
+  Instruction result = describe_transfer(instruction, operands, address);
   if (result.transfer == Transfer::kNone) apply(instruction, operands, address, state);
   return result;
 }
@@ -344,11 +344,11 @@ WHATIF_SIGNAL_SAFE Instruction Decoder::decode(const uint8_t* bytes, std::size_t
   ZydisDecodedInstruction instruction;
   ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
   if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(zydis(state_), bytes, size, &instruction, operands))) return Instruction{};
-  return describe(instruction, operands, address);
+  return describe_transfer(instruction, operands, address);
 }
 
 namespace {
-WHATIF_SIGNAL_SAFE Instruction describe(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands,
+WHATIF_SIGNAL_SAFE Instruction describe_transfer(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand* operands,
                                         uint64_t address) {
   Instruction result;
   result.length = instruction.length;
