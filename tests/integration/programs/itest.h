@@ -28,6 +28,13 @@ static inline uint64_t itest_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The calling thread's CPU time (user and system): shares of it hold however loaded the machine is. */
+static inline uint64_t itest_thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* argv[index] as a number, or `fallback` when absent. */
 static inline long itest_arg(int argc, char** argv, int index, long fallback) {
   return index < argc ? strtol(argv[index], NULL, 10) : fallback;

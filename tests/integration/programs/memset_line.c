@@ -12,13 +12,6 @@
 
 static unsigned char buffer[BUFFER_BYTES];
 
-/* This thread's CPU time: the split holds however often a busy machine preempts the thread. */
-static uint64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int main(int argc, char** argv) {
   uint64_t deadline = itest_now_ns() + (uint64_t)itest_arg(argc, argv, 1, 1500) * 1000000ULL;
   uint64_t acc = 1;
@@ -26,10 +19,10 @@ int main(int argc, char** argv) {
   /* Each line runs for a set CPU time, so the shares depend neither on the machine's speed nor on
      its load; the clock reads (~1 per 16 memsets or 40 µs of loop) are a small part of either line. */
   while (itest_now_ns() < deadline) {
-    uint64_t start = cpu_ns();
-    do { for (int i = 0; i < 16; ++i, ++fills) { memset(buffer, (int)fills, sizeof(buffer)); __asm__ volatile("" : : "r"(buffer) : "memory"); } } while (cpu_ns() - start < MEMSET_NS); /* @memset */
-    start = cpu_ns();
-    do WORK(acc, 40); while (cpu_ns() - start < LOOP_NS); /* @loop */
+    uint64_t start = itest_thread_cpu_ns();
+    do { for (int i = 0; i < 16; ++i, ++fills) { memset(buffer, (int)fills, sizeof(buffer)); __asm__ volatile("" : : "r"(buffer) : "memory"); } } while (itest_thread_cpu_ns() - start < MEMSET_NS); /* @memset */
+    start = itest_thread_cpu_ns();
+    do WORK(acc, 40); while (itest_thread_cpu_ns() - start < LOOP_NS); /* @loop */
     COZ_PROGRESS_NAMED("round");
     ++rounds;
   }

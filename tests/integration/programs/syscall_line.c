@@ -14,13 +14,6 @@
 
 static unsigned char buffer[BLOCK_BYTES];
 
-/* This thread's CPU time (user and system): the split holds however loaded the machine is. */
-static uint64_t cpu_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int main(int argc, char** argv) {
   uint64_t deadline = itest_now_ns() + (uint64_t)itest_arg(argc, argv, 1, 1500) * 1000000ULL;
   int zero = open("/dev/zero", O_RDONLY);
@@ -31,10 +24,10 @@ int main(int argc, char** argv) {
   uint64_t acc = 1;
   long rounds = 0, reads = 0;
   while (itest_now_ns() < deadline) {
-    uint64_t start = cpu_ns();
-    do { for (int i = 0; i < 4; ++i, ++reads) if (read(zero, buffer, sizeof(buffer)) != (ssize_t)sizeof(buffer)) return 1; } while (cpu_ns() - start < READ_NS); /* @read */
-    start = cpu_ns();
-    do WORK(acc, 40); while (cpu_ns() - start < LOOP_NS); /* @loop */
+    uint64_t start = itest_thread_cpu_ns();
+    do { for (int i = 0; i < 4; ++i, ++reads) if (read(zero, buffer, sizeof(buffer)) != (ssize_t)sizeof(buffer)) return 1; } while (itest_thread_cpu_ns() - start < READ_NS); /* @read */
+    start = itest_thread_cpu_ns();
+    do WORK(acc, 40); while (itest_thread_cpu_ns() - start < LOOP_NS); /* @loop */
     COZ_PROGRESS_NAMED("round");
     ++rounds;
   }
