@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "os/perf_counter.h"
+
 namespace whatif::config {
 
 struct LineSpec {
@@ -16,6 +18,17 @@ struct LineSpec {
 
 /// Parses "FILE:LINE"; nullopt when malformed.
 std::optional<LineSpec> parse_line_spec(const std::string& text);
+
+/// An event `--counters` counts per thread in the selected functions, as the launcher resolved it.
+struct CounterEvent {
+  std::string name;
+  os::EventEncoding encoding;
+  bool forced_unavailable = false;  ///< WHATIF_UNAVAILABLE_EVENTS names it: behave as if it could not open
+};
+
+/// Parses one WHATIF_COUNTER_EVENTS item, "TYPE,CONFIG,CONFIG1,CONFIG2,EXCLUDE_KERNEL,FORCED,NAME"
+/// (numbers in decimal; NAME last, so it may hold commas); nullopt when malformed.
+std::optional<CounterEvent> parse_counter_event(const std::string& text);
 
 struct Config {
   std::string output = "profile.jsonl";
@@ -36,6 +49,8 @@ struct Config {
   bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
   bool follow_children = false;
   bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
+  std::vector<std::string> counter_functions;  // --counters: functions to count (ScALPEL)
+  std::vector<CounterEvent> counter_events;     // --counters: events counted in them, besides time
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

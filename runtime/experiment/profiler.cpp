@@ -151,6 +151,9 @@ void Profiler::tick(uint64_t now) {
   reap_retired();
   drain_children(now);
   if (std::string warning = attributor_.take_warning(); !warning.empty()) warn(warning);
+  if (context_.function_counters != nullptr) {
+    for (const std::string& message : context_.function_counters->take_unavailable_warnings()) warn(message);
+  }
   if (machine_.in_experiment()) in_flight_.integrate(now, read_points());
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;
@@ -353,6 +356,26 @@ void Profiler::write_samples(uint64_t now) {
   }
   context_.writer->samples(counts, now - context_.start_ns);
   write_instructions();
+  write_function_counters(now);
+}
+
+void Profiler::write_function_counters(uint64_t now) {
+  fncounters::FunctionCounters* counters = context_.function_counters;
+  if (counters == nullptr) return;
+  for (const std::string& message : counters->take_unavailable_warnings()) warn(message);
+  const auto& events = counters->events();
+  for (const fncounters::FunctionTotals& totals : counters->totals()) {
+    profile::CountersRecord record;
+    record.tid = totals.tid;
+    record.function = totals.function;
+    record.calls = totals.calls;
+    record.inclusive_ns = totals.inclusive[0];
+    record.exclusive_ns = totals.exclusive[0];
+    for (std::size_t e = 0; e < events.size(); ++e) {
+      record.events.push_back({events[e].name, totals.inclusive[e + 1], totals.exclusive[e + 1]});
+    }
+    context_.writer->counters(record, now - context_.start_ns);
+  }
 }
 
 void Profiler::write_instructions() {

@@ -14,6 +14,7 @@
 #include "delays/delays.h"
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
+#include "fncounters/function_counters.h"
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
@@ -35,6 +36,8 @@ struct ProfilerContext {
   /// then run unprofiled.
   threads::ProcessTree* tree = nullptr;
   uint64_t start_ns = 0;
+  /// `--counters`' function counters, or nullptr when no function is selected.
+  fncounters::FunctionCounters* function_counters = nullptr;
 };
 
 class Profiler {
@@ -80,6 +83,8 @@ class Profiler {
   /// One `instructions` record per in-scope object with samples: its cumulative per-instruction
   /// counts at ELF virtual addresses (runtime IP minus the object's load bias).
   void write_instructions();
+  /// One `counters` record per (thread, selected function) with calls, and the events' warnings.
+  void write_function_counters(uint64_t now);
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();

@@ -55,6 +55,21 @@ struct ExperimentRecord {
   std::vector<PointResult> points;
 };
 
+/// One selected function's cumulative totals on one thread (`--counters`).
+struct CountersRecord {
+  int tid = 0;
+  std::string function;
+  uint64_t calls = 0;
+  uint64_t inclusive_ns = 0;
+  uint64_t exclusive_ns = 0;
+  struct Event {
+    std::string name;
+    uint64_t inclusive = 0;
+    uint64_t exclusive = 0;
+  };
+  std::vector<Event> events;
+};
+
 class ProfileWriter {
  public:
   ProfileWriter() = default;
@@ -75,6 +90,8 @@ class ProfileWriter {
   /// Cumulative per-instruction sample counts of one object: (ELF virtual address, samples), sorted.
   void instructions(const std::string& path, const std::string& build_id,
                     const std::vector<std::pair<uint64_t, uint64_t>>& counts);
+  /// Cumulative per-thread function counters (`--counters`); the last record of a (tid, function) holds its totals.
+  void counters(const CountersRecord& record, uint64_t elapsed_ns);
   void warning(const std::string& message);
   void runtime(uint64_t elapsed_ns, uint64_t experiments, int exit_status);
   /// Closes the descriptor in a forked child without writing (signal-safe).

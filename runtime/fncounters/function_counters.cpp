@@ -1,0 +1,306 @@
+// Function-level counters: name resolution and calibration at start-up (initialising thread), the
+// -finstrument-functions hooks (application threads; a thread's first selected call allocates its
+// ThreadCounters and opens its events, later calls neither allocate nor lock), totals for the profiler.
+#include "fncounters/function_counters.h"
+
+#include <link.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "os/os.h"
+#include "symbols/function_index.h"
+#include "symbols/interner.h"
+
+namespace whatif::fncounters {
+namespace {
+
+constexpr uint32_t kCalibrationId = kMaxFunctions;
+constexpr int kCalibrationPairs = 2000;
+constexpr int kCalibrationBatches = 7;
+
+thread_local ThreadCounters* t_counters __attribute__((tls_model("initial-exec"))) = nullptr;
+
+/// Never called by the program: its address is the calibration target's key.
+__attribute__((noinline)) void calibration_target() { asm volatile(""); }
+
+uint64_t thread_cpu_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+uint64_t hash(uintptr_t address) { return (static_cast<uint64_t>(address) >> 2) * 0x9E3779B97F4A7C15ull; }
+
+struct Object {
+  std::string path;
+  uintptr_t bias;
+};
+
+/// The loaded objects whose functions the user may name: the program and libraries outside the
+/// system directories (system libraries are not built with -finstrument-functions).
+std::vector<Object> candidate_objects() {
+  std::vector<Object> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* raw) {
+        auto* out = static_cast<std::vector<Object>*>(raw);
+        std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (name.empty()) {
+          if (!out->empty()) return 0;  // the vDSO on some systems
+          char path[4096];
+          ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+          if (n <= 0) return 0;
+          name.assign(path, static_cast<std::size_t>(n));
+        }
+        for (const char* prefix : {"/lib", "/usr/lib", "linux-vdso"}) {
+          if (name.rfind(prefix, 0) == 0) return 0;
+        }
+        if (name.find("libwhatif") != std::string::npos) return 0;
+        out->push_back({name, static_cast<uintptr_t>(info->dlpi_addr)});
+        return 0;
+      },
+      &objects);
+  return objects;
+}
+
+bool names_function(std::string_view symbol, const std::string& wanted) {
+  if (symbol == wanted) return true;
+  return symbol.size() > wanted.size() && symbol.substr(0, wanted.size()) == wanted && symbol[wanted.size()] == '(';
+}
+
+}  // namespace
+
+void FunctionCounters::insert(uintptr_t address, uint32_t id) {
+  for (uint64_t slot = hash(address) & mask_;; slot = (slot + 1) & mask_) {
+    if (keys_[slot] == address) return;
+    if (keys_[slot] == 0) {
+      keys_[slot] = address;
+      ids_[slot] = id;
+      ++set_size_;
+      return;
+    }
+  }
+}
+
+void FunctionCounters::start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
+                             std::vector<std::string>& warnings) {
+  for (const EventSpec& event : events) {
+    if (events_.size() == kMaxEvents) {
+      warnings.push_back("--counters: more than " + std::to_string(kMaxEvents) + " events; ignoring " + event.name +
+                         " (name at most " + std::to_string(kMaxEvents) + " per run)");
+      continue;
+    }
+    events_.push_back(event);
+  }
+  std::vector<std::pair<uintptr_t, uint32_t>> addresses;
+  for (const std::string& name : functions) {
+    if (names_.size() == kMaxFunctions) {
+      warnings.push_back("--counters: more than " + std::to_string(kMaxFunctions) + " functions; ignoring " + name);
+      continue;
+    }
+    names_.push_back(name);
+  }
+  symbols::Interner interner;
+  std::vector<bool> found(names_.size(), false);
+  for (const Object& object : candidate_objects()) {
+    auto index = symbols::FunctionIndex::open(object.path, &interner);
+    if (!index) continue;
+    for (const symbols::FunctionBounds& bounds : (*index)->functions()) {
+      for (uint32_t id = 0; id < names_.size(); ++id) {
+        if (!names_function(bounds.name, names_[id])) continue;
+        addresses.emplace_back(bounds.begin + object.bias, id);
+        found[id] = true;
+      }
+    }
+  }
+  for (uint32_t id = 0; id < names_.size(); ++id) {
+    if (!found[id]) {
+      warnings.push_back("--counters: function " + names_[id] +
+                         " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
+                         "them, without parameters to select every overload) and do not strip the binary");
+    }
+  }
+  if (addresses.empty()) return;
+  addresses.emplace_back(reinterpret_cast<uintptr_t>(&calibration_target), kCalibrationId);
+  std::size_t capacity = 16;
+  while (capacity < addresses.size() * 4) capacity *= 2;  // load factor ≤ 1/4: short probes
+  keys_.assign(capacity, 0);
+  ids_.assign(capacity, 0);
+  mask_ = capacity - 1;
+  for (const auto& [address, id] : addresses) insert(address, id);
+  calibrate();
+}
+
+int FunctionCounters::find(const void* function) const {
+  if (set_size_ == 0) return -1;
+  auto address = reinterpret_cast<uintptr_t>(function);
+  for (uint64_t slot = hash(address) & mask_;; slot = (slot + 1) & mask_) {
+    uintptr_t key = keys_[slot];
+    if (key == address) return static_cast<int>(ids_[slot]);
+    if (key == 0) return -1;
+  }
+}
+
+ThreadCounters* FunctionCounters::create_thread_counters(bool registered) {
+  auto* thread = new ThreadCounters;  // the thread's one allocation, on its first selected call
+  thread->tid = os::gettid();
+  thread->fds.fill(-1);
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    int result = -ENOENT;
+    if (!events_[e].forced_unavailable) {
+      result = thread->events[e].open(events_[e].encoding, 0, -1, {});
+      if (result == 0) thread->fds[e] = thread->events[e].fd();
+    }
+    if (result != 0) {
+      int expected = 0;
+      unavailable_[e].compare_exchange_strong(expected, -result, std::memory_order_acq_rel);
+    }
+  }
+  if (registered) {
+    ThreadCounters* head = threads_.load(std::memory_order_relaxed);
+    do {
+      thread->next = head;
+    } while (!threads_.compare_exchange_weak(head, thread, std::memory_order_release, std::memory_order_relaxed));
+  }
+  return thread;
+}
+
+ThreadCounters* FunctionCounters::thread_counters() {
+  ThreadCounters* thread = t_counters;
+  if (thread == nullptr) thread = t_counters = create_thread_counters(/*registered=*/true);
+  return thread;
+}
+
+void FunctionCounters::read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const {
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    uint64_t reading[3] = {};
+    if (thread.fds[e] >= 0) os::read_raw(thread.fds[e], reading, sizeof(reading));
+    values[e + 1] = reading[0];
+  }
+  values[0] = thread_cpu_ns();  // last on entry, so the reads above fall outside the callee's window
+}
+
+void FunctionCounters::enter_id(ThreadCounters& thread, uint32_t id) {
+  if (thread.depth[id]++ > 0) return;  // recursion: counted once per outermost call
+  Frame& frame = thread.frames[thread.top++];
+  frame.id = id;
+  frame.nested = 0;
+  frame.children.fill(0);
+  read_values(thread, frame.start);
+}
+
+void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
+  if (thread.depth[id] == 0) return;  // entered before the counters started
+  if (--thread.depth[id] > 0) return;
+  std::array<uint64_t, kMaxValues> now;
+  read_values(thread, now);
+  // An exception or longjmp may have skipped exits: close the frames above this function's.
+  while (thread.top > 0 && thread.frames[thread.top - 1].id != id) {
+    thread.depth[thread.frames[thread.top - 1].id] = 0;
+    --thread.top;
+  }
+  if (thread.top == 0) return;
+  Frame& frame = thread.frames[--thread.top];
+  FunctionSlot& slot = thread.slots[id];
+  std::array<uint64_t, kMaxValues> raw{};
+  std::size_t values = events_.size() + 1;
+  for (std::size_t v = 0; v < values; ++v) {
+    raw[v] = now[v] - frame.start[v];
+    uint64_t own_hooks = frame.nested * pair_cost_[v];
+    uint64_t inclusive = raw[v] > own_hooks ? raw[v] - own_hooks : 0;
+    uint64_t exclusive = raw[v] > frame.children[v] ? raw[v] - frame.children[v] : 0;
+    slot.inclusive[v].store(slot.inclusive[v].load(std::memory_order_relaxed) + inclusive, std::memory_order_relaxed);
+    slot.exclusive[v].store(slot.exclusive[v].load(std::memory_order_relaxed) + exclusive, std::memory_order_relaxed);
+  }
+  slot.calls.store(slot.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (thread.top > 0) {
+    Frame& parent = thread.frames[thread.top - 1];
+    parent.nested += 1 + frame.nested;
+    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost_[v];
+  }
+}
+
+void FunctionCounters::enter(const void* function) {
+  int id = find(function);
+  if (id < 0) return;
+  enter_id(*thread_counters(), static_cast<uint32_t>(id));
+}
+
+void FunctionCounters::exit(const void* function) {
+  int id = find(function);
+  if (id < 0) return;
+  ThreadCounters* thread = t_counters;
+  if (thread != nullptr) exit_id(*thread, static_cast<uint32_t>(id));
+}
+
+void FunctionCounters::calibrate() {
+  // The cost a selected callee's hooks add to its caller: time (and events) around batches of empty
+  // enter/exit pairs through the full path (set lookup, reads, slot update); the median batch.
+  std::unique_ptr<ThreadCounters> scratch(create_thread_counters(/*registered=*/false));
+  const void* target = reinterpret_cast<const void*>(&calibration_target);
+  std::size_t values = events_.size() + 1;
+  std::vector<std::array<uint64_t, kMaxValues>> per_pair(kCalibrationBatches);
+  for (int batch = 0; batch < kCalibrationBatches; ++batch) {
+    std::array<uint64_t, kMaxValues> before, after;
+    read_values(*scratch, before);
+    for (int i = 0; i < kCalibrationPairs; ++i) {
+      int id = find(target);
+      enter_id(*scratch, static_cast<uint32_t>(id));
+      id = find(target);
+      exit_id(*scratch, static_cast<uint32_t>(id));
+    }
+    read_values(*scratch, after);
+    for (std::size_t v = 0; v < values; ++v) per_pair[batch][v] = (after[v] - before[v]) / kCalibrationPairs;
+  }
+  for (std::size_t v = 0; v < values; ++v) {
+    std::vector<uint64_t> costs;
+    for (const auto& batch : per_pair) costs.push_back(batch[v]);
+    std::nth_element(costs.begin(), costs.begin() + kCalibrationBatches / 2, costs.end());
+    pair_cost_[v] = costs[kCalibrationBatches / 2];
+  }
+}
+
+std::vector<FunctionTotals> FunctionCounters::totals() const {
+  std::vector<FunctionTotals> out;
+  std::size_t values = events_.size() + 1;
+  for (ThreadCounters* thread = threads_.load(std::memory_order_acquire); thread != nullptr; thread = thread->next) {
+    for (uint32_t id = 0; id < names_.size(); ++id) {
+      const FunctionSlot& slot = thread->slots[id];
+      uint64_t calls = slot.calls.load(std::memory_order_relaxed);
+      if (calls == 0) continue;
+      FunctionTotals totals;
+      totals.tid = thread->tid;
+      totals.function = names_[id];
+      totals.calls = calls;
+      for (std::size_t v = 0; v < values; ++v) {
+        totals.inclusive[v] = slot.inclusive[v].load(std::memory_order_relaxed);
+        totals.exclusive[v] = slot.exclusive[v].load(std::memory_order_relaxed);
+      }
+      out.push_back(std::move(totals));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const FunctionTotals& a, const FunctionTotals& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.function < b.function;
+  });
+  return out;
+}
+
+std::vector<std::string> FunctionCounters::take_unavailable_warnings() {
+  std::vector<std::string> out;
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    int error = unavailable_[e].load(std::memory_order_acquire);
+    if (error == 0 || reported_[e].exchange(true, std::memory_order_acq_rel)) continue;
+    std::string reason = events_[e].forced_unavailable ? "forced by WHATIF_UNAVAILABLE_EVENTS"
+                         : (error == ENOENT || error == ENODEV || error == EOPNOTSUPP)
+                             ? "this machine has no hardware PMU for it"
+                             : std::string(std::strerror(error));
+    out.push_back("--counters: event " + events_[e].name + " not available on this machine (" + reason +
+                  "); its counts are 0, time and the other events are still counted");
+  }
+  return out;
+}
+
+}  // namespace whatif::fncounters
