@@ -10,6 +10,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_stats(app, commands);
   register_view(app, commands);
   register_stat(app, commands);
+  register_ctl(app, commands);
 }
 
 }  // namespace whatif::cli

@@ -25,5 +25,6 @@ void register_report(CLI::App& app, Commands& commands);
 void register_view(CLI::App& app, Commands& commands);
 void register_stats(CLI::App& app, Commands& commands);
 void register_stat(CLI::App& app, Commands& commands);
+void register_ctl(CLI::App& app, Commands& commands);
 
 }  // namespace whatif::cli

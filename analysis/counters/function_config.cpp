@@ -52,7 +52,8 @@ void add(Row& row, const analysis::FunctionCounters& record) {
   }
 }
 
-std::string render_table(const std::vector<Row>& rows, const std::vector<std::string>& events, bool threads) {
+std::string render_table(const std::vector<Row>& rows, const std::vector<std::string>& events,
+                         const std::vector<std::string>& unavailable, bool threads) {
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> head = {"function"};
   if (threads) head.push_back("thread");
@@ -70,8 +71,10 @@ std::string render_table(const std::vector<Row>& rows, const std::vector<std::st
     line.push_back(per_call(row.exclusive_ns, row.calls, true));
     for (const std::string& event : events) {
       auto found = row.events.find(event);
-      line.push_back(found == row.events.end() ? "-" : per_call(found->second.first, row.calls, false));
-      line.push_back(found == row.events.end() ? "-" : per_call(found->second.second, row.calls, false));
+      bool absent = found == row.events.end() ||
+                    std::find(unavailable.begin(), unavailable.end(), event) != unavailable.end();
+      line.push_back(absent ? "n/a" : per_call(found->second.first, row.calls, false));
+      line.push_back(absent ? "n/a" : per_call(found->second.second, row.calls, false));
     }
     cells.push_back(line);
   }
@@ -108,7 +111,10 @@ Result<FunctionConfig> parse_function_config(const std::string& text, const std:
       if (value.empty()) return Error{where() + ": `function` needs a name, e.g. `function compute`"};
       add_unique(config.functions, value);
     } else if (keyword == "events") {
-      std::vector<std::string> names = split_event_list({value});
+      std::vector<std::string> names;
+      for (const std::string& name : split_event_list({value})) {
+        if (std::string trimmed = trim(name); !trimmed.empty()) names.push_back(trimmed);  // "a, b"
+      }
       if (names.empty()) return Error{where() + ": `events` needs names, e.g. `events task-clock,page-faults`"};
       for (const std::string& name : names) add_unique(config.events, name);
     } else {
@@ -148,10 +154,19 @@ std::string render_function_counters(const analysis::Profile& profile) {
   std::vector<Row> by_function, by_thread;
   for (auto& [name, row] : functions) by_function.push_back(row);
   for (auto& [key, row] : threads) by_thread.push_back(row);
+  // The runtime's one warning per event it could not open: those columns are n/a, not zero.
+  std::vector<std::string> unavailable;
+  for (const std::string& event : events) {
+    for (const std::string& warning : profile.warnings) {
+      if (warning.find("event " + event + " not available") != std::string::npos) unavailable.push_back(event);
+    }
+  }
   std::string out = "Function counters (per call; exclusive excludes selected callees; time is thread CPU time):\n\n";
-  out += render_table(by_function, events, false);
+  out += render_table(by_function, events, unavailable, false);
   out += "\nPer thread (pid/tid):\n\n";
-  out += render_table(by_thread, events, true);
+  out += render_table(by_thread, events, unavailable, true);
+  for (const std::string& event : unavailable) out += "\n" + event + ": not available on this machine (see the profile's warning)";
+  if (!unavailable.empty()) out += "\n";
   return out;
 }
 

@@ -85,6 +85,8 @@ class Profiler {
   void write_instructions();
   /// One `counters` record per (thread, selected function) with calls, and the events' warnings.
   void write_function_counters(uint64_t now);
+  /// `whatif ctl PID reload`: reads os::counters_reload_path and swaps the selected functions.
+  void reload_function_counters();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();

@@ -223,6 +223,13 @@ void start() {
     if (!function_counters->any()) {
       delete function_counters;
       function_counters = nullptr;
+    } else {
+      // `whatif ctl PID reload`: the handler raises a flag the profiler thread takes.
+      struct sigaction reload {};
+      reload.sa_handler = &fncounters::on_reload_signal;
+      reload.sa_flags = SA_RESTART;
+      sigemptyset(&reload.sa_mask);
+      real::sigaction(os::reload_signal(), &reload, nullptr);
     }
   }
 

@@ -73,13 +73,12 @@ bool names_function(std::string_view symbol, const std::string& wanted) {
 
 }  // namespace
 
-void FunctionCounters::insert(uintptr_t address, uint32_t id) {
-  for (uint64_t slot = hash(address) & mask_;; slot = (slot + 1) & mask_) {
-    if (keys_[slot] == address) return;
-    if (keys_[slot] == 0) {
-      keys_[slot] = address;
-      ids_[slot] = id;
-      ++set_size_;
+void FunctionCounters::Set::insert(uintptr_t address, uint32_t id) {
+  for (uint64_t slot = hash(address) & mask;; slot = (slot + 1) & mask) {
+    if (keys[slot] == address) return;
+    if (keys[slot] == 0) {
+      keys[slot] = address;
+      ids[slot] = id;
       return;
     }
   }
@@ -95,51 +94,81 @@ void FunctionCounters::start(const std::vector<std::string>& functions, const st
     }
     events_.push_back(event);
   }
-  std::vector<std::pair<uintptr_t, uint32_t>> addresses;
+  if (publish(ids_for(functions, warnings), warnings) > 0) calibrate();
+}
+
+std::vector<uint32_t> FunctionCounters::ids_for(const std::vector<std::string>& functions,
+                                                std::vector<std::string>& warnings) {
+  std::vector<uint32_t> ids;
   for (const std::string& name : functions) {
+    auto known = std::find(names_.begin(), names_.end(), name);
+    if (known != names_.end()) {
+      ids.push_back(static_cast<uint32_t>(known - names_.begin()));
+      continue;
+    }
     if (names_.size() == kMaxFunctions) {
-      warnings.push_back("--counters: more than " + std::to_string(kMaxFunctions) + " functions; ignoring " + name);
+      warnings.push_back("--counters: more than " + std::to_string(kMaxFunctions) + " functions in this run; ignoring " +
+                         name);
       continue;
     }
     names_.push_back(name);
+    ids.push_back(static_cast<uint32_t>(names_.size() - 1));
   }
+  return ids;
+}
+
+std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vector<std::string>& warnings) {
+  std::vector<std::pair<uintptr_t, uint32_t>> addresses;
+  std::vector<bool> found(ids.size(), false);
   symbols::Interner interner;
-  std::vector<bool> found(names_.size(), false);
   for (const Object& object : candidate_objects()) {
     auto index = symbols::FunctionIndex::open(object.path, &interner);
     if (!index) continue;
     for (const symbols::FunctionBounds& bounds : (*index)->functions()) {
-      for (uint32_t id = 0; id < names_.size(); ++id) {
-        if (!names_function(bounds.name, names_[id])) continue;
-        addresses.emplace_back(bounds.begin + object.bias, id);
-        found[id] = true;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (!names_function(bounds.name, names_[ids[i]])) continue;
+        addresses.emplace_back(bounds.begin + object.bias, ids[i]);
+        found[i] = true;
       }
     }
   }
-  for (uint32_t id = 0; id < names_.size(); ++id) {
-    if (!found[id]) {
-      warnings.push_back("--counters: function " + names_[id] +
-                         " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
-                         "them, without parameters to select every overload) and do not strip the binary");
+  std::size_t found_count = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (found[i]) {
+      ++found_count;
+      continue;
     }
+    warnings.push_back("--counters: function " + names_[ids[i]] +
+                       " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
+                       "them, without parameters to select every overload) and do not strip the binary");
   }
-  if (addresses.empty()) return;
   addresses.emplace_back(reinterpret_cast<uintptr_t>(&calibration_target), kCalibrationId);
+  auto set = std::make_unique<Set>();
   std::size_t capacity = 16;
-  while (capacity < addresses.size() * 4) capacity *= 2;  // load factor ≤ 1/4: short probes
-  keys_.assign(capacity, 0);
-  ids_.assign(capacity, 0);
-  mask_ = capacity - 1;
-  for (const auto& [address, id] : addresses) insert(address, id);
-  calibrate();
+  while (capacity < addresses.size() * 4) capacity *= 2;  // load factor at most 1/4: short probes
+  set->keys.assign(capacity, 0);
+  set->ids.assign(capacity, 0);
+  set->mask = capacity - 1;
+  for (const auto& [address, id] : addresses) set->insert(address, id);
+  if (found_count == 0 && set_.load(std::memory_order_relaxed) == nullptr) return 0;  // nothing to count at start
+  set_.store(set.get(), std::memory_order_release);  // pairs with find()'s acquire
+  sets_.push_back(std::move(set));  // the old sets stay: a hook may still be probing one
+  return found_count;
 }
 
+std::size_t FunctionCounters::reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings) {
+  return publish(ids_for(functions, warnings), warnings);
+}
+
+bool FunctionCounters::take_reload_request() { return reload_flag().exchange(false, std::memory_order_acq_rel); }
+
 int FunctionCounters::find(const void* function) const {
-  if (set_size_ == 0) return -1;
+  const Set* set = set_.load(std::memory_order_acquire);
+  if (set == nullptr) return -1;
   auto address = reinterpret_cast<uintptr_t>(function);
-  for (uint64_t slot = hash(address) & mask_;; slot = (slot + 1) & mask_) {
-    uintptr_t key = keys_[slot];
-    if (key == address) return static_cast<int>(ids_[slot]);
+  for (uint64_t slot = hash(address) & set->mask;; slot = (slot + 1) & set->mask) {
+    uintptr_t key = set->keys[slot];
+    if (key == address) return static_cast<int>(set->ids[slot]);
     if (key == 0) return -1;
   }
 }
@@ -195,7 +224,7 @@ void FunctionCounters::enter_id(ThreadCounters& thread, uint32_t id) {
 void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
   if (thread.depth[id] == 0) return;  // entered before the counters started
   if (--thread.depth[id] > 0) return;
-  std::array<uint64_t, kMaxValues> now;
+  std::array<uint64_t, kMaxValues> now{};
   read_values(thread, now);
   // An exception or longjmp may have skipped exits: close the frames above this function's.
   while (thread.top > 0 && thread.frames[thread.top - 1].id != id) {
@@ -244,7 +273,7 @@ void FunctionCounters::calibrate() {
   std::size_t values = events_.size() + 1;
   std::vector<std::array<uint64_t, kMaxValues>> per_pair(kCalibrationBatches);
   for (int batch = 0; batch < kCalibrationBatches; ++batch) {
-    std::array<uint64_t, kMaxValues> before, after;
+    std::array<uint64_t, kMaxValues> before{}, after{};
     read_values(*scratch, before);
     for (int i = 0; i < kCalibrationPairs; ++i) {
       int id = find(target);

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,13 +60,26 @@ struct FunctionTotals {
   std::array<uint64_t, kMaxValues> exclusive{};
 };
 
+/// The pending-reload flag the reload signal's handler sets (reload_signal.cpp).
+std::atomic<bool>& reload_flag();
+/// The reload signal's handler (os::reload_signal(), installed with --counters): sets the flag.
+void on_reload_signal(int signal);
+
 class FunctionCounters {
  public:
   /// Resolves `functions` in the loaded objects and calibrates the hooks' cost, on the initialising
   /// thread. `warnings` receives what the user must know (names not found, events not available).
   void start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
              std::vector<std::string>& warnings);
-  bool any() const { return set_size_ > 0; }
+  bool any() const { return set_.load(std::memory_order_acquire) != nullptr; }
+
+  /// `whatif ctl PID reload`: replaces the selected functions with `functions` (profiler thread).
+  /// The new set is published with one atomic store; hooks running on the old one finish on it, and
+  /// old sets are never freed during the run. Events stay those of the start. Returns how many
+  /// functions were found.
+  std::size_t reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings);
+  /// True once after on_reload_signal ran (profiler thread).
+  static bool take_reload_request();
 
   /// The hooks (application threads). Unselected addresses return after one set lookup.
   void enter(const void* function);
@@ -87,14 +101,22 @@ class FunctionCounters {
   void read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const;
   void enter_id(ThreadCounters& thread, uint32_t id);
   void exit_id(ThreadCounters& thread, uint32_t id);
-  void insert(uintptr_t address, uint32_t id);
   void calibrate();
+  /// Looks `names_[first..]`'s ids up in the loaded objects and publishes them as the selected set.
+  std::size_t publish(const std::vector<uint32_t>& ids, std::vector<std::string>& warnings);
+  /// Each name's id, appending new names (warns past kMaxFunctions).
+  std::vector<uint32_t> ids_for(const std::vector<std::string>& functions, std::vector<std::string>& warnings);
 
-  std::vector<uintptr_t> keys_;   // open addressing, 0 = empty; power-of-two capacity
-  std::vector<uint32_t> ids_;
-  uint64_t mask_ = 0;
-  std::size_t set_size_ = 0;
-  std::vector<std::string> names_;  // by id; the last id is the calibration target
+  /// An immutable open-addressing set (0 = empty key; power-of-two capacity) of function addresses.
+  struct Set {
+    std::vector<uintptr_t> keys;
+    std::vector<uint32_t> ids;
+    uint64_t mask = 0;
+    void insert(uintptr_t address, uint32_t id);
+  };
+  std::atomic<const Set*> set_{nullptr};
+  std::vector<std::unique_ptr<Set>> sets_;  // every set published, kept until the process ends
+  std::vector<std::string> names_;  // by id, only appended to (ids stay stable across reloads)
   std::vector<EventSpec> events_;
   std::array<uint64_t, kMaxValues> pair_cost_{};
   std::atomic<ThreadCounters*> threads_{nullptr};

@@ -96,6 +96,10 @@ std::string read_text(const char* path, std::size_t max) {
 
 int sample_signal() { return SIGRTMIN + 4; }
 
+int reload_signal() { return SIGRTMIN + 5; }
+
+std::string counters_reload_path(int pid) { return "/tmp/whatif-counters-reload." + std::to_string(pid); }
+
 void raise_fd_limit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {

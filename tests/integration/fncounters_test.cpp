@@ -4,6 +4,7 @@
 // events forced unavailable reported while time is still counted.
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "harness.h"
 
@@ -98,6 +99,11 @@ TEST_F(Integration, CountersReportUnavailableEventsAndStillCountTime) {
     EXPECT_GT(record.inclusive_ns, 0);
   }
   EXPECT_EQ(calls, 22u);
+  Child report({kLauncher, "report", "--counters", out}, {}, dir_);
+  Exit r = report.wait();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("n/a"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("page-faults: not available on this machine"), std::string::npos) << r.out;
 }
 
 TEST_F(Integration, CountersRejectAMalformedConfiguration) {
@@ -106,6 +112,49 @@ TEST_F(Integration, CountersRejectAMalformedConfiguration) {
   Exit e = child.wait();
   EXPECT_EQ(e.status, 2) << e;
   EXPECT_NE(e.err.find("counters.conf:2: unknown keyword 'functoin'"), std::string::npos) << e;
+}
+
+/// Waits until `predicate` holds, polling every 10 ms; false after `timeout`.
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono::seconds(30)) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+TEST_F(Integration, CountersReloadSwapsTheSelectedFunctionsWhileRunning) {
+  std::string first = write_config(path("first.conf"), "function leaf\n");
+  std::string second = write_config(path("second.conf"), "function parent\n");
+  std::string out = path("profile.jsonl");
+  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program("fncounters"), "reload", dir_}, {},
+              dir_);
+  ASSERT_TRUE(eventually([&] { return !read_file(path("pid")).empty(); })) << "the program never reached its pause";
+  std::string pid = read_file(path("pid"));
+  pid.erase(pid.find_last_not_of("\n") + 1);
+  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir_);
+  Exit c = ctl.wait();
+  ASSERT_EQ(c.status, 0) << c;
+  EXPECT_TRUE(eventually([&] { return read_file(out).find("--counters reload: now counting 1 of the 1") != std::string::npos; }))
+      << read_file(out);
+  std::ofstream(path("go")) << "go\n";
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  Profile profile = load_profile(out);
+  std::map<std::string, uint64_t> calls;
+  for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
+  EXPECT_EQ(calls["leaf"], 5u) << "leaf counted before the reload only";
+  EXPECT_EQ(calls["parent"], 4u) << "parent counted after the reload";
+}
+
+TEST_F(Integration, CtlNamesAProcessThatDoesNotExist) {
+  std::string config = write_config(path("c.conf"), "function leaf\n");
+  Child ctl({kLauncher, "ctl", "999999999", "reload", config}, {}, dir_);
+  Exit c = ctl.wait();
+  EXPECT_EQ(c.status, 2) << c;
+  EXPECT_NE(c.err.find("process 999999999"), std::string::npos) << c;
 }
 
 }  // namespace
