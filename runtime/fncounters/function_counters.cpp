@@ -238,9 +238,11 @@ void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
   std::size_t values = events_.size() + 1;
   for (std::size_t v = 0; v < values; ++v) {
     raw[v] = now[v] - frame.start[v];
-    uint64_t own_hooks = frame.nested * pair_cost_[v];
-    uint64_t inclusive = raw[v] > own_hooks ? raw[v] - own_hooks : 0;
-    uint64_t exclusive = raw[v] > frame.children[v] ? raw[v] - frame.children[v] : 0;
+    // Its own hooks' part inside its window, and every selected descendant's whole hook cost.
+    uint64_t hooks = inner_cost_[v] + frame.nested * pair_cost_[v];
+    uint64_t inclusive = raw[v] > hooks ? raw[v] - hooks : 0;
+    uint64_t exclusive_hooks = frame.children[v] + inner_cost_[v];
+    uint64_t exclusive = raw[v] > exclusive_hooks ? raw[v] - exclusive_hooks : 0;
     slot.inclusive[v].store(slot.inclusive[v].load(std::memory_order_relaxed) + inclusive, std::memory_order_relaxed);
     slot.exclusive[v].store(slot.exclusive[v].load(std::memory_order_relaxed) + exclusive, std::memory_order_relaxed);
   }
@@ -248,7 +250,8 @@ void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
   if (thread.top > 0) {
     Frame& parent = thread.frames[thread.top - 1];
     parent.nested += 1 + frame.nested;
-    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost_[v];
+    // What this call put in the parent's window: its raw window and its hooks' part outside it.
+    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost_[v] - inner_cost_[v];
   }
 }
 
@@ -284,11 +287,16 @@ void FunctionCounters::calibrate() {
     read_values(*scratch, after);
     for (std::size_t v = 0; v < values; ++v) per_pair[batch][v] = (after[v] - before[v]) / kCalibrationPairs;
   }
+  // The part inside an empty call's own window (from its entry read to its exit read): what the
+  // calibration target's slot accumulated, per call (no correction applies while both costs are 0).
+  const FunctionSlot& target_slot = scratch->slots[kCalibrationId];
+  uint64_t calls = std::max<uint64_t>(1, target_slot.calls.load(std::memory_order_relaxed));
   for (std::size_t v = 0; v < values; ++v) {
     std::vector<uint64_t> costs;
     for (const auto& batch : per_pair) costs.push_back(batch[v]);
     std::nth_element(costs.begin(), costs.begin() + kCalibrationBatches / 2, costs.end());
     pair_cost_[v] = costs[kCalibrationBatches / 2];
+    inner_cost_[v] = std::min(pair_cost_[v], target_slot.inclusive[v].load(std::memory_order_relaxed) / calls);
   }
 }
 

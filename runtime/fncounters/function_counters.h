@@ -91,8 +91,6 @@ class FunctionCounters {
   const std::vector<EventSpec>& events() const { return events_; }
   /// Events that could not be opened on some thread (reported once), read by the profiler thread.
   std::vector<std::string> take_unavailable_warnings();
-  /// Calibrated cost of one selected enter/exit pair, per value (ns, then event counts).
-  const std::array<uint64_t, kMaxValues>& pair_cost() const { return pair_cost_; }
 
  private:
   int find(const void* function) const;
@@ -118,7 +116,8 @@ class FunctionCounters {
   std::vector<std::unique_ptr<Set>> sets_;  // every set published, kept until the process ends
   std::vector<std::string> names_;  // by id, only appended to (ids stay stable across reloads)
   std::vector<EventSpec> events_;
-  std::array<uint64_t, kMaxValues> pair_cost_{};
+  std::array<uint64_t, kMaxValues> pair_cost_{};   // a selected call's whole hook cost, seen from its caller
+  std::array<uint64_t, kMaxValues> inner_cost_{};  // the part of it inside the call's own window
   std::atomic<ThreadCounters*> threads_{nullptr};
   std::array<std::atomic<int>, kMaxEvents> unavailable_{};  // errno of the first failed open, 0 = fine
   std::array<std::atomic<bool>, kMaxEvents> reported_{};
