@@ -7,6 +7,7 @@
 #include "analysis/branches/branch_report.h"
 #include "analysis/causal/analysis.h"
 #include "analysis/causal/report_output.h"
+#include "analysis/counters/function_config.h"
 #include "analysis/stalls/stalls_report.h"
 #include "commands.h"
 
@@ -27,6 +28,7 @@ struct ReportArgs {
   bool summary = false;           // Figure 4 for each procedure with >= 1% of the samples
   bool no_skid = false;
   bool branches = false;
+  bool counters = false;          // --counters: the function counters' tables
 };
 
 /// --procedures, --annotate and --summary: the stall analysis of the (first) profile.
@@ -86,6 +88,17 @@ int run_report(const ReportArgs& args) {
     profiles.push_back(std::move(*profile));
   }
   if (args.procedures || args.summary || !args.annotate.empty()) return run_stalls(args, profiles.front());
+  if (args.counters) {
+    const analysis::Profile& profile = profiles.front();
+    if (profile.function_counters.empty()) {
+      fmt::print(stderr, "whatif report: --counters: {} has no `counters` records: run the program with "
+                         "`whatif run --counters CONFIG`, built with -finstrument-functions\n", profile.path);
+      return 1;
+    }
+    std::string text = counters::render_function_counters(profile);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
   analysis::Options options;
   options.bootstrap = args.bootstrap;
   options.seed = args.seed;
@@ -143,6 +156,9 @@ void register_report(CLI::App& app, Commands& commands) {
                      "Annotated disassembly of FUNCTION (dcpicalc): frequency, CPI, stall bubbles, culprits, source lines");
   report->add_flag("--summary", args->summary,
                    "Where each procedure's cycles go (best-case vs actual CPI, stall causes), for those with >= 1% of samples");
+  report->add_flag("--counters", args->counters,
+                   "Function counters (`whatif run --counters`): per function and per thread, calls and time and "
+                   "events per call");
   report->add_flag("--no-skid", args->no_skid, "Keep samples on the instruction they name (no skid correction)");
   report->add_flag("--branches", args->branches,
                    "Report the software branch records (whatif run --lbr): hottest edges per object with source lines "

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/counters/events.h"
+#include "analysis/counters/function_config.h"
 #include "analysis/profile/profile.h"
 #include "analysis/stalls/stalls_report.h"
 #include "commands.h"
@@ -141,11 +143,33 @@ void forward_signal(int sig) {
   if (g_child_pid > 0) ::kill(g_child_pid, sig);
 }
 
-int run(const RunOptions& options) {
+/// --counters CONFIG: reads the file and resolves its events (libpfm4) for the runtime. False after
+/// telling the user what is wrong.
+bool resolve_counters(RunOptions& options) {
+  auto config = counters::read_function_config(options.counters);
+  if (!config) {
+    fail(config.error());
+    return false;
+  }
+  options.counter_functions = config->functions;
+  std::vector<std::string> forced = counters::forced_unavailable_events();
+  for (const std::string& name : config->events) {
+    auto event = counters::resolve_event(name);
+    if (!event) {
+      fail("--counters " + options.counters + ": " + event.error());
+      return false;
+    }
+    options.counter_events.push_back({name, event->encoding, counters::is_forced_unavailable(name, forced)});
+  }
+  return true;
+}
+
+int run(RunOptions options) {
   if (options.command.empty()) {
     fail("no program given: whatif run [options] --- PROGRAM [ARGS...]");
     return 2;
   }
+  if (!options.counters.empty() && !resolve_counters(options)) return 2;
   std::string why;
   std::string program = resolve_program(options.command[0], why);
   if (program.empty()) {
@@ -312,6 +336,9 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--no-instructions", options->no_instructions,
                         "Keep no per-instruction sample counts (the stall analysis's input)");
+  run_command->add_option("--counters", options->counters,
+                          "Count calls, time and events of the functions CONFIG names (programs built with "
+                          "-finstrument-functions; format in docs/counters.md)");
   run_command->add_flag("--follow-children", options->follow_children,
                         "Also preload the runtime into programs it execs (forked children are always profiled)");
   run_command->add_flag("-q,--quiet", options->quiet, "No progress line");

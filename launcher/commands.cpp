@@ -11,6 +11,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_view(app, commands);
   register_stat(app, commands);
   register_export(app, commands);
+  register_ctl(app, commands);
 }
 
 }  // namespace whatif::cli

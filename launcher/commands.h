@@ -26,5 +26,6 @@ void register_view(CLI::App& app, Commands& commands);
 void register_stats(CLI::App& app, Commands& commands);
 void register_stat(CLI::App& app, Commands& commands);
 void register_export(CLI::App& app, Commands& commands);
+void register_ctl(CLI::App& app, Commands& commands);
 
 }  // namespace whatif::cli

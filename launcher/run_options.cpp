@@ -22,6 +22,12 @@ SplitCommandLine split_at_separator(const std::vector<std::string>& arguments) {
   return out;
 }
 
+std::string encode_counter_event(const CounterEventOption& event) {
+  return std::to_string(event.encoding.type) + "," + std::to_string(event.encoding.config) + "," +
+         std::to_string(event.encoding.config1) + "," + std::to_string(event.encoding.config2) + "," +
+         (event.encoding.exclude_kernel ? "1" : "0") + "," + (event.forced_unavailable ? "1" : "0") + "," + event.name;
+}
+
 Environment runtime_environment(const RunOptions& options, const std::string& absolute_output) {
   namespace env = whatif::environment;
   auto nanoseconds = [](double ms) { return std::to_string(std::llround(ms * 1e6)); };
@@ -51,6 +57,12 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
     out.emplace_back(env::kLbr, "1");
     out.emplace_back(env::kLbrDepth, std::to_string(options.lbr_depth));
     out.emplace_back(env::kLbrEvery, std::to_string(options.lbr_every));
+  }
+  if (!options.counter_functions.empty()) {
+    out.emplace_back(env::kCounterFunctions, env::join(options.counter_functions, env::kCommandSeparator));
+    std::vector<std::string> events;
+    for (const CounterEventOption& event : options.counter_events) events.push_back(encode_counter_event(event));
+    if (!events.empty()) out.emplace_back(env::kCounterEvents, env::join(events, env::kCommandSeparator));
   }
   return out;
 }

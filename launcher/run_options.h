@@ -5,7 +5,16 @@
 #include <utility>
 #include <vector>
 
+#include "os/perf_counter.h"
+
 namespace whatif::cli {
+
+/// An event `--counters` counts, resolved by the launcher (libpfm4) for the runtime.
+struct CounterEventOption {
+  std::string name;
+  os::EventEncoding encoding;
+  bool forced_unavailable = false;  ///< WHATIF_UNAVAILABLE_EVENTS names it
+};
 
 struct RunOptions {
   std::vector<std::string> binary_scope;
@@ -29,8 +38,14 @@ struct RunOptions {
   bool lbr = false;
   int lbr_depth = 16;
   int lbr_every = 10;
+  std::string counters;  ///< --counters CONFIG (the file; parsed into the two fields below)
+  std::vector<std::string> counter_functions;
+  std::vector<CounterEventOption> counter_events;
   std::vector<std::string> command;
 };
+
+/// One WHATIF_COUNTER_EVENTS item: TYPE,CONFIG,CONFIG1,CONFIG2,EXCLUDE_KERNEL,FORCED,NAME.
+std::string encode_counter_event(const CounterEventOption& event);
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
 

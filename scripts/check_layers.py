@@ -14,7 +14,7 @@ RUNTIME = {
     "os": 1, "x86": 1,                           # syscalls and the crash path; the x86 decoder
     "libc": 2, "config": 2, "symbols": 2,        # original symbols, options, ELF/DWARF
     "unwind": 2,                                 # DWARF CFI unwinding of sampled stacks
-    "sampling": 3, "delays": 3, "progress": 3, "profile": 3, "lbr": 3,  # subsystems
+    "sampling": 3, "delays": 3, "progress": 3, "profile": 3, "lbr": 3, "fncounters": 3,  # subsystems
     "patch": 3,                                  # -p code patches (trampolines) over os/ and x86/
     "threads": 4,                                # a thread's state: the subsystems' parts
     "experiment": 5,                             # the profiler thread

@@ -168,6 +168,31 @@ void read_branches(const json& record, Profile& profile) {
   }
 }
 
+void read_function_counters(const json& record, Profile& profile) {
+  namespace f = format::record::counters;
+  FunctionCounters entry;
+  entry.process = current_process(profile);
+  entry.tid = static_cast<long>(number_or(record, f::tid, 0));
+  entry.function = string_or(record, f::function);
+  double calls = number_or(record, f::calls, 0);
+  entry.calls = calls > 0 ? static_cast<uint64_t>(calls) : 0;
+  entry.inclusive_ns = number_or(record, f::inclusive_ns, 0);
+  entry.exclusive_ns = number_or(record, f::exclusive_ns, 0);
+  if (auto events = record.find(f::events); events != record.end() && events->is_object()) {
+    for (auto& [name, pair] : events->items()) {
+      if (pair.is_array() && pair.size() == 2 && pair[0].is_number() && pair[1].is_number())
+        entry.events.push_back({name, pair[0].get<double>(), pair[1].get<double>()});
+    }
+  }
+  for (FunctionCounters& existing : profile.function_counters) {
+    if (existing.process == entry.process && existing.tid == entry.tid && existing.function == entry.function) {
+      existing = std::move(entry);  // cumulative: the last record wins
+      return;
+    }
+  }
+  profile.function_counters.push_back(std::move(entry));
+}
+
 void read_whatif_record(const json& record, Profile& profile) {
   std::string type = string_or(record, "type");
   if (type == "experiment") {
@@ -188,6 +213,8 @@ void read_whatif_record(const json& record, Profile& profile) {
                                string_or(record, "build_id"), number_or(record, "bias", 0)});
   } else if (type == format::record::instructions::kName) {
     read_instructions(record, profile);
+  } else if (type == format::record::counters::kName) {
+    read_function_counters(record, profile);
   } else if (type == "branches") {
     read_branches(record, profile);
   } else if (type == "warning") {

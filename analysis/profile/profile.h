@@ -112,6 +112,21 @@ struct BranchSamples {
 };
 
 /// A `runtime` record: a process that ended normally.
+/// A `counters` record (`whatif run --counters`): one selected function's cumulative totals on one
+/// thread of one process; the reader keeps the last record of each (process, tid, function).
+struct FunctionCounters {
+  std::size_t process = 0;  ///< index into Profile::headers
+  long tid = 0;
+  std::string function;
+  uint64_t calls = 0;
+  double inclusive_ns = 0, exclusive_ns = 0;
+  struct Event {
+    std::string name;
+    double inclusive = 0, exclusive = 0;
+  };
+  std::vector<Event> events;  ///< by name
+};
+
 struct RuntimeEnd {
   double elapsed_ns = -1;
   double experiments = -1;
@@ -143,6 +158,7 @@ struct Profile {
   std::vector<InstructionSamples> instructions;
   std::vector<BranchSamples> branches;  ///< whatif only: per process and object, the last record
   std::vector<RuntimeEnd> runtimes;   ///< whatif only: one per process that ended normally
+  std::vector<FunctionCounters> function_counters;  ///< whatif only: the last record per process, thread, function
   std::vector<std::string> record_types;  ///< every record's type, in file order
   bool truncated = false;  ///< an incomplete last line was ignored (also in `notes`)
 };

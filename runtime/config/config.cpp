@@ -103,9 +103,38 @@ Config Config::from_environment() {
   }
   config.lbr_no_sigtrap = env(names::kLbrNoSigtrap) != nullptr;
   config.lbr_naive = env(names::kLbrNaive) != nullptr;
+  if (const char* value = env(names::kCounterFunctions)) {
+    config.counter_functions = names::split(value, names::kCommandSeparator, /*keep_empty=*/false);
+  }
+  if (const char* value = env(names::kCounterEvents)) {
+    for (const std::string& item : names::split(value, names::kCommandSeparator, /*keep_empty=*/false)) {
+      if (auto event = parse_counter_event(item)) config.counter_events.push_back(*event);
+      else config.errors.push_back("--counters: malformed event encoding '" + item + "' from the launcher");
+    }
+  }
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);
   return config;
+}
+
+std::optional<CounterEvent> parse_counter_event(const std::string& text) {
+  CounterEvent event;
+  uint64_t fields[6] = {};
+  std::size_t start = 0;
+  for (uint64_t& field : fields) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos || !parse_u64(text.substr(start, comma - start).c_str(), field)) return std::nullopt;
+    start = comma + 1;
+  }
+  if (fields[0] > UINT32_MAX || fields[4] > 1 || fields[5] > 1 || start >= text.size()) return std::nullopt;
+  event.encoding.type = static_cast<uint32_t>(fields[0]);
+  event.encoding.config = fields[1];
+  event.encoding.config1 = fields[2];
+  event.encoding.config2 = fields[3];
+  event.encoding.exclude_kernel = fields[4] == 1;
+  event.forced_unavailable = fields[5] == 1;
+  event.name = text.substr(start);
+  return event;
 }
 
 std::string Config::options_json() const {
@@ -126,6 +155,7 @@ std::string Config::options_json() const {
       {"lbr", lbr},
       {"lbr_depth", lbr_depth},
       {"lbr_every", lbr_every},
+      {"counter_functions", counter_functions},
   };
   return options.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "os/perf_counter.h"
+
 namespace whatif::config {
 
 struct LineSpec {
@@ -16,6 +18,17 @@ struct LineSpec {
 
 /// Parses "FILE:LINE"; nullopt when malformed.
 std::optional<LineSpec> parse_line_spec(const std::string& text);
+
+/// An event `--counters` counts per thread in the selected functions, as the launcher resolved it.
+struct CounterEvent {
+  std::string name;
+  os::EventEncoding encoding;
+  bool forced_unavailable = false;  ///< WHATIF_UNAVAILABLE_EVENTS names it: behave as if it could not open
+};
+
+/// Parses one WHATIF_COUNTER_EVENTS item, "TYPE,CONFIG,CONFIG1,CONFIG2,EXCLUDE_KERNEL,FORCED,NAME"
+/// (numbers in decimal; NAME last, so it may hold commas); nullopt when malformed.
+std::optional<CounterEvent> parse_counter_event(const std::string& text);
 
 struct Config {
   std::string output = "profile.jsonl";
@@ -42,6 +55,8 @@ struct Config {
   uint32_t lbr_every = 10;           // --lbr-every: samples between bursts
   bool lbr_no_sigtrap = false;       // WHATIF_LBR_NO_SIGTRAP: act as on a kernel before 5.13
   bool lbr_naive = false;            // WHATIF_LBR_NAIVE: no data-flow resolution (benchmarks)
+  std::vector<std::string> counter_functions;  // --counters: functions to count (ScALPEL)
+  std::vector<CounterEvent> counter_events;     // --counters: events counted in them, besides time
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

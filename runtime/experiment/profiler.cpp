@@ -207,6 +207,10 @@ void Profiler::tick(uint64_t now) {
   reap_retired();
   drain_children(now);
   if (std::string warning = attributor_.take_warning(); !warning.empty()) warn(warning);
+  if (context_.function_counters != nullptr) {
+    for (const std::string& message : context_.function_counters->take_unavailable_warnings()) warn(message);
+    if (fncounters::FunctionCounters::take_reload_request()) reload_function_counters();
+  }
   if (machine_.in_experiment()) in_flight_.integrate(now, read_points());
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;
@@ -420,6 +424,50 @@ void Profiler::write_samples(uint64_t now) {
   context_.writer->samples(counts, now - context_.start_ns);
   write_instructions();
   if (context_.lbr) write_branches();
+  write_function_counters(now);
+}
+
+void Profiler::reload_function_counters() {
+  std::string path = os::counters_reload_path(getpid());
+  std::string text = os::read_text(path.c_str(), 1 << 20);
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) names.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (names.empty()) {
+    warn("--counters reload: " + path + " is missing or names no function; the selection is unchanged (use `whatif "
+         "ctl PID reload CONFIG`)");
+    return;
+  }
+  std::vector<std::string> warnings;
+  std::size_t found = context_.function_counters->reload(names, warnings);
+  for (const std::string& message : warnings) warn(message);
+  // A record the user (and `whatif ctl`'s tests) can see the swap in.
+  warn("--counters reload: now counting " + std::to_string(found) + " of the " + std::to_string(names.size()) +
+       " functions named");
+}
+
+void Profiler::write_function_counters(uint64_t now) {
+  fncounters::FunctionCounters* counters = context_.function_counters;
+  if (counters == nullptr) return;
+  for (const std::string& message : counters->take_unavailable_warnings()) warn(message);
+  const auto& events = counters->events();
+  for (const fncounters::FunctionTotals& totals : counters->totals()) {
+    profile::CountersRecord record;
+    record.tid = totals.tid;
+    record.function = totals.function;
+    record.calls = totals.calls;
+    record.inclusive_ns = totals.inclusive[0];
+    record.exclusive_ns = totals.exclusive[0];
+    for (std::size_t e = 0; e < events.size(); ++e) {
+      record.events.push_back({events[e].name, totals.inclusive[e + 1], totals.exclusive[e + 1]});
+    }
+    context_.writer->counters(record, now - context_.start_ns);
+  }
 }
 
 void Profiler::write_instructions() {

@@ -14,6 +14,7 @@
 #include "delays/delays.h"
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
+#include "fncounters/function_counters.h"
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
@@ -37,6 +38,8 @@ struct ProfilerContext {
   threads::ProcessTree* tree = nullptr;
   uint64_t start_ns = 0;
   bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
+  /// `--counters`' function counters, or nullptr when no function is selected.
+  fncounters::FunctionCounters* function_counters = nullptr;
 };
 
 class Profiler {
@@ -92,6 +95,10 @@ class Profiler {
   void publish_code_map();
   /// --lbr: the cumulative branch records and statistics.
   void write_branches();
+  /// One `counters` record per (thread, selected function) with calls, and the events' warnings.
+  void write_function_counters(uint64_t now);
+  /// `whatif ctl PID reload`: reads os::counters_reload_path and swaps the selected functions.
+  void reload_function_counters();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
   void write_warnings();

@@ -23,6 +23,7 @@
 #include "delays/delays.h"
 #include "experiment/child_forwarder.h"
 #include "experiment/profiler.h"
+#include "fncounters/function_counters.h"
 #include "libc/guard.h"
 #include "libc/real.h"
 #include "os/os.h"
@@ -65,6 +66,8 @@ std::atomic<int> g_lifecycle{kNotStarted};
 RuntimeState* g_state = nullptr;  // set once during start-up, never freed (threads may outlive exit)
 std::atomic<pid_t> g_starting_tid{0};
 std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
+/// `--counters`' function counters, published once resolved and calibrated; never freed.
+std::atomic<fncounters::FunctionCounters*> g_function_counters{nullptr};
 
 /// Profiled: the root process, or a child in its tree (pairs with the stores of kRunning/kTreeChild).
 bool running() {
@@ -265,7 +268,30 @@ void start() {
   real::sigaction(os::sample_signal(), &action, nullptr);
   pthread_key_create(&state.thread_key, &retire_thread);
 
+  fncounters::FunctionCounters* function_counters = nullptr;
+  if (!state.config.counter_functions.empty()) {
+    function_counters = new fncounters::FunctionCounters;
+    std::vector<std::string> warnings;
+    function_counters->start(state.config.counter_functions, state.config.counter_events, warnings);
+    for (const std::string& message : warnings) {
+      log::warning("{}", message);
+      state.writer.warning(message);
+    }
+    if (!function_counters->any()) {
+      delete function_counters;
+      function_counters = nullptr;
+    } else {
+      // `whatif ctl PID reload`: the handler raises a flag the profiler thread takes.
+      struct sigaction reload {};
+      reload.sa_handler = &fncounters::on_reload_signal;
+      reload.sa_flags = SA_RESTART;
+      sigemptyset(&reload.sa_mask);
+      real::sigaction(os::reload_signal(), &reload, nullptr);
+    }
+  }
+
   experiment::ProfilerContext context;
+  context.function_counters = function_counters;
   context.config = &state.config;
   context.delays = state.delays;
   context.tree = state.tree;
@@ -276,6 +302,7 @@ void start() {
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   register_current_thread(nullptr);
+  g_function_counters.store(function_counters, std::memory_order_release);  // pairs with the hooks' acquire
   if (int result = state.profiler->start(); result != 0) {
     log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
   }
@@ -333,6 +360,18 @@ void ensure_started() {
 }
 
 bool active() { return running(); }
+
+void function_enter(const void* function) {
+  if (fncounters::FunctionCounters* counters = g_function_counters.load(std::memory_order_acquire)) {
+    counters->enter(function);
+  }
+}
+
+void function_exit(const void* function) {
+  if (fncounters::FunctionCounters* counters = g_function_counters.load(std::memory_order_acquire)) {
+    counters->exit(function);
+  }
+}
 
 namespace {
 struct StartArguments {

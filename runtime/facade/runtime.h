@@ -16,6 +16,11 @@ void ensure_started();
 /// True while this process is profiled (false in a forked child, after exec prep, or at exit).
 bool active();
 
+/// The -finstrument-functions hooks (`--counters`): count `function`'s call when it is selected.
+/// Nothing before start-up or without --counters; an unselected function costs one set lookup.
+void function_enter(const void* function);
+void function_exit(const void* function);
+
 /// pthread_create through the runtime: the child registers itself, inherits its parent's delay
 /// clock and starts sampling before running `routine`.
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);

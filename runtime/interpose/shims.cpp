@@ -97,6 +97,11 @@ int main_wrapper(int argc, char** argv, char** envp) {
 WHATIF_EXPORT whatif::progress::CozCounter* _coz_get_counter(int type, const char* name) {
   return facade::get_counter(type, name);
 }
+// -finstrument-functions' hooks (`whatif run --counters`). No re-entry guard: the runtime is not
+// built with -finstrument-functions, so the hooks never re-enter, and an unselected call must stay cheap.
+WHATIF_EXPORT void __cyg_profile_func_enter(void* function, void*) { facade::function_enter(function); }
+WHATIF_EXPORT void __cyg_profile_func_exit(void* function, void*) { facade::function_exit(function); }
+
 WHATIF_EXPORT void _coz_pre_block() { facade::before_blocking(); }
 WHATIF_EXPORT void _coz_post_block(int skip_delays) { facade::after_blocking(skip_delays != 0); }
 WHATIF_EXPORT void _coz_add_delays() { facade::before_waking(); }

@@ -117,6 +117,10 @@ WHATIF_SIGNAL_SAFE void die_by_signal(int sig) {
 
 int sample_signal() { return SIGRTMIN + 4; }
 
+int reload_signal() { return SIGRTMIN + 5; }
+
+std::string counters_reload_path(int pid) { return "/tmp/whatif-counters-reload." + std::to_string(pid); }
+
 void raise_fd_limit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {

@@ -44,6 +44,11 @@ WHATIF_SIGNAL_SAFE void die_by_signal(int sig);
 /// The signal the runtime uses to interrupt threads for sampling and delays (a real-time signal,
 /// so the program's SIGPROF/SIGALRM stay its own).
 int sample_signal();
+/// The signal `whatif ctl PID reload` sends a program run with --counters (a real-time signal next to
+/// the sample signal; the runtime handles it only when --counters is on).
+int reload_signal();
+/// Where `whatif ctl PID reload` leaves the new function list for process `pid` (one name a line).
+std::string counters_reload_path(int pid);
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each thread holds perf descriptors).
 void raise_fd_limit();
 /// `bytes` of zeroed memory shared with every process later forked from this one

@@ -164,6 +164,22 @@ void ProfileWriter::samples(const std::vector<std::pair<std::string, uint64_t>>&
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+void ProfileWriter::counters(const CountersRecord& counters, uint64_t elapsed_ns) {
+  if (format_ == Format::kCoz) return;  // Coz's format has no counters
+  namespace f = format::record::counters;
+  nlohmann::json events = nlohmann::json::object();
+  for (const CountersRecord::Event& event : counters.events) events[event.name] = {event.inclusive, event.exclusive};
+  nlohmann::json record = {{format::kTypeField, f::kName},
+                           {f::tid, counters.tid},
+                           {f::function, counters.function},
+                           {f::calls, counters.calls},
+                           {f::inclusive_ns, counters.inclusive_ns},
+                           {f::exclusive_ns, counters.exclusive_ns},
+                           {f::events, events},
+                           {f::elapsed_ns, elapsed_ns}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 void ProfileWriter::instructions(const std::string& path, const std::string& build_id,
                                  const std::vector<std::pair<uint64_t, uint64_t>>& counts) {
   if (format_ == Format::kCoz) return;  // Coz's format has no per-instruction record

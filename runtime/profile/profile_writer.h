@@ -73,6 +73,21 @@ struct BranchStatsRecord {
   std::vector<std::pair<std::string, uint64_t>> ended;  ///< bursts ended early, by reason
 };
 
+/// One selected function's cumulative totals on one thread (`--counters`).
+struct CountersRecord {
+  int tid = 0;
+  std::string function;
+  uint64_t calls = 0;
+  uint64_t inclusive_ns = 0;
+  uint64_t exclusive_ns = 0;
+  struct Event {
+    std::string name;
+    uint64_t inclusive = 0;
+    uint64_t exclusive = 0;
+  };
+  std::vector<Event> events;
+};
+
 class ProfileWriter {
  public:
   ProfileWriter() = default;
@@ -93,6 +108,8 @@ class ProfileWriter {
   /// Cumulative per-instruction sample counts of one object: (ELF virtual address, samples), sorted.
   void instructions(const std::string& path, const std::string& build_id,
                     const std::vector<std::pair<uint64_t, uint64_t>>& counts);
+  /// Cumulative per-thread function counters (`--counters`); the last record of a (tid, function) holds its totals.
+  void counters(const CountersRecord& record, uint64_t elapsed_ns);
   void warning(const std::string& message);
   /// How a -p point is counted: mechanism "patch", "breakpoint" or "unresolved"; why not patched.
   void progress_point(const std::string& name, const std::string& mechanism, uint64_t address, const std::string& reason);

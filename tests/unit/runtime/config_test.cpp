@@ -153,5 +153,45 @@ TEST(LauncherCommandLine, FirstSeparatorHandsTheRestToTheProgramVerbatim) {
   EXPECT_TRUE(none.program.empty());
 }
 
+TEST_F(ConfigTest, CounterFunctionsAndEventsReachTheRuntime) {
+  cli::RunOptions options;
+  options.command = {"./app"};
+  options.counter_functions = {"compute", "ns::f(int, char)"};
+  cli::CounterEventOption faults{"page-faults", {}, false};
+  faults.encoding.type = 1;
+  faults.encoding.config = 2;
+  faults.encoding.exclude_kernel = false;
+  cli::CounterEventOption cpu{"INST_RETIRED:ANY_P:u=1,x", {}, true};  // commas stay in the name
+  cpu.encoding.type = 4;
+  cpu.encoding.config = 0x5300c0;
+  cpu.encoding.config1 = 7;
+  options.counter_events = {faults, cpu};
+  Config config = through_the_environment(options);
+  EXPECT_TRUE(config.errors.empty()) << config.errors.front();
+  EXPECT_EQ(config.counter_functions, options.counter_functions);
+  ASSERT_EQ(config.counter_events.size(), 2u);
+  EXPECT_EQ(config.counter_events[0].name, "page-faults");
+  EXPECT_EQ(config.counter_events[0].encoding.type, 1u);
+  EXPECT_EQ(config.counter_events[0].encoding.config, 2u);
+  EXPECT_FALSE(config.counter_events[0].encoding.exclude_kernel);
+  EXPECT_FALSE(config.counter_events[0].forced_unavailable);
+  EXPECT_EQ(config.counter_events[1].name, "INST_RETIRED:ANY_P:u=1,x");
+  EXPECT_EQ(config.counter_events[1].encoding.config, 0x5300c0u);
+  EXPECT_EQ(config.counter_events[1].encoding.config1, 7u);
+  EXPECT_TRUE(config.counter_events[1].encoding.exclude_kernel);
+  EXPECT_TRUE(config.counter_events[1].forced_unavailable);
+  unsetenv("WHATIF_COUNTER_FUNCTIONS");
+  unsetenv("WHATIF_COUNTER_EVENTS");
+}
+
+TEST_F(ConfigTest, MalformedCounterEventIsReported) {
+  setenv("WHATIF_COUNTER_EVENTS", "1,2,x,0,1,0,page-faults", 1);
+  Config config = Config::from_environment();
+  EXPECT_TRUE(config.counter_events.empty());
+  ASSERT_EQ(config.errors.size(), 1u);
+  EXPECT_NE(config.errors[0].find("malformed event encoding"), std::string::npos) << config.errors[0];
+  unsetenv("WHATIF_COUNTER_EVENTS");
+}
+
 }  // namespace
 }  // namespace whatif::config

@@ -34,6 +34,48 @@ ExperimentRecord sample_experiment() {
   return e;
 }
 
+TEST(ProfileWriter, CountersRecordsRoundTripAndTheLastOneWins) {
+  std::string path = temp_path("whatif-writer-counters");
+  {
+    ProfileWriter writer;
+    ASSERT_TRUE(writer.open(path, Format::kWhatif).ok());
+    Header header;
+    header.command = {"./app"};
+    header.pid = 77;
+    header.options_json = "{}";
+    writer.header(header);
+    CountersRecord record;
+    record.tid = 78;
+    record.function = "ns::step(int)";
+    record.calls = 2;
+    record.inclusive_ns = 500;
+    record.exclusive_ns = 300;
+    record.events = {{"page-faults", 4, 1}};
+    writer.counters(record, 1000);
+    record.calls = 5;  // cumulative: a later record of the same thread and function replaces it
+    record.inclusive_ns = 1500;
+    writer.counters(record, 2000);
+    record.tid = 79;
+    record.calls = 1;
+    writer.counters(record, 2000);
+  }
+  auto profile = analysis::read_profile(path);
+  ASSERT_TRUE(profile) << profile.error();
+  ASSERT_EQ(profile->function_counters.size(), 2u);
+  const auto& first = profile->function_counters[0];
+  EXPECT_EQ(first.tid, 78);
+  EXPECT_EQ(first.function, "ns::step(int)");
+  EXPECT_EQ(first.calls, 5u);
+  EXPECT_DOUBLE_EQ(first.inclusive_ns, 1500);
+  EXPECT_DOUBLE_EQ(first.exclusive_ns, 300);
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].name, "page-faults");
+  EXPECT_DOUBLE_EQ(first.events[0].inclusive, 4);
+  EXPECT_DOUBLE_EQ(first.events[0].exclusive, 1);
+  EXPECT_EQ(profile->function_counters[1].tid, 79);
+  std::filesystem::remove(path);
+}
+
 TEST(ProfileWriter, WhatifFormatRoundTripsThroughTheReader) {
   std::string path = temp_path("whatif-writer");
   {

@@ -1,0 +1,343 @@
+// Function-level counters: name resolution and calibration at start-up (initialising thread), the
+// -finstrument-functions hooks (application threads; a thread's first selected call allocates its
+// ThreadCounters and opens its events, later calls neither allocate nor lock), totals for the profiler.
+#include "fncounters/function_counters.h"
+
+#include <link.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "os/os.h"
+#include "symbols/function_index.h"
+#include "symbols/interner.h"
+
+namespace whatif::fncounters {
+namespace {
+
+constexpr uint32_t kCalibrationId = kMaxFunctions;
+constexpr int kCalibrationPairs = 2000;
+constexpr int kCalibrationBatches = 7;
+
+thread_local ThreadCounters* t_counters __attribute__((tls_model("initial-exec"))) = nullptr;
+
+/// Never called by the program: its address is the calibration target's key.
+__attribute__((noinline)) void calibration_target() { asm volatile(""); }
+
+uint64_t thread_cpu_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+uint64_t hash(uintptr_t address) { return (static_cast<uint64_t>(address) >> 2) * 0x9E3779B97F4A7C15ull; }
+
+struct Object {
+  std::string path;
+  uintptr_t bias;
+};
+
+/// The loaded objects whose functions the user may name: the program and libraries outside the
+/// system directories (system libraries are not built with -finstrument-functions).
+std::vector<Object> candidate_objects() {
+  std::vector<Object> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* raw) {
+        auto* out = static_cast<std::vector<Object>*>(raw);
+        std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (name.empty()) {
+          if (!out->empty()) return 0;  // the vDSO on some systems
+          char path[4096];
+          ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+          if (n <= 0) return 0;
+          name.assign(path, static_cast<std::size_t>(n));
+        }
+        for (const char* prefix : {"/lib", "/usr/lib", "linux-vdso"}) {
+          if (name.rfind(prefix, 0) == 0) return 0;
+        }
+        if (name.find("libwhatif") != std::string::npos) return 0;
+        out->push_back({name, static_cast<uintptr_t>(info->dlpi_addr)});
+        return 0;
+      },
+      &objects);
+  return objects;
+}
+
+bool names_function(std::string_view symbol, const std::string& wanted) {
+  if (symbol == wanted) return true;
+  return symbol.size() > wanted.size() && symbol.substr(0, wanted.size()) == wanted && symbol[wanted.size()] == '(';
+}
+
+}  // namespace
+
+void FunctionCounters::Set::insert(uintptr_t address, uint32_t id) {
+  for (uint64_t slot = hash(address) & mask;; slot = (slot + 1) & mask) {
+    if (keys[slot] == address) return;
+    if (keys[slot] == 0) {
+      keys[slot] = address;
+      ids[slot] = id;
+      return;
+    }
+  }
+}
+
+void FunctionCounters::start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
+                             std::vector<std::string>& warnings) {
+  for (const EventSpec& event : events) {
+    if (events_.size() == kMaxEvents) {
+      warnings.push_back("--counters: more than " + std::to_string(kMaxEvents) + " events; ignoring " + event.name +
+                         " (name at most " + std::to_string(kMaxEvents) + " per run)");
+      continue;
+    }
+    events_.push_back(event);
+  }
+  if (publish(ids_for(functions, warnings), warnings) > 0) calibrate();
+}
+
+std::vector<uint32_t> FunctionCounters::ids_for(const std::vector<std::string>& functions,
+                                                std::vector<std::string>& warnings) {
+  std::vector<uint32_t> ids;
+  for (const std::string& name : functions) {
+    auto known = std::find(names_.begin(), names_.end(), name);
+    if (known != names_.end()) {
+      ids.push_back(static_cast<uint32_t>(known - names_.begin()));
+      continue;
+    }
+    if (names_.size() == kMaxFunctions) {
+      warnings.push_back("--counters: more than " + std::to_string(kMaxFunctions) + " functions in this run; ignoring " +
+                         name);
+      continue;
+    }
+    names_.push_back(name);
+    ids.push_back(static_cast<uint32_t>(names_.size() - 1));
+  }
+  return ids;
+}
+
+std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vector<std::string>& warnings) {
+  std::vector<std::pair<uintptr_t, uint32_t>> addresses;
+  std::vector<bool> found(ids.size(), false);
+  symbols::Interner interner;
+  for (const Object& object : candidate_objects()) {
+    auto index = symbols::FunctionIndex::open(object.path, &interner);
+    if (!index) continue;
+    for (const symbols::FunctionBounds& bounds : (*index)->functions()) {
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (!names_function(bounds.name, names_[ids[i]])) continue;
+        addresses.emplace_back(bounds.begin + object.bias, ids[i]);
+        found[i] = true;
+      }
+    }
+  }
+  std::size_t found_count = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (found[i]) {
+      ++found_count;
+      continue;
+    }
+    warnings.push_back("--counters: function " + names_[ids[i]] +
+                       " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
+                       "them, without parameters to select every overload) and do not strip the binary");
+  }
+  addresses.emplace_back(reinterpret_cast<uintptr_t>(&calibration_target), kCalibrationId);
+  auto set = std::make_unique<Set>();
+  std::size_t capacity = 16;
+  while (capacity < addresses.size() * 4) capacity *= 2;  // load factor at most 1/4: short probes
+  set->keys.assign(capacity, 0);
+  set->ids.assign(capacity, 0);
+  set->mask = capacity - 1;
+  for (const auto& [address, id] : addresses) set->insert(address, id);
+  if (found_count == 0 && set_.load(std::memory_order_relaxed) == nullptr) return 0;  // nothing to count at start
+  set_.store(set.get(), std::memory_order_release);  // pairs with find()'s acquire
+  sets_.push_back(std::move(set));  // the old sets stay: a hook may still be probing one
+  return found_count;
+}
+
+std::size_t FunctionCounters::reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings) {
+  return publish(ids_for(functions, warnings), warnings);
+}
+
+bool FunctionCounters::take_reload_request() { return reload_flag().exchange(false, std::memory_order_acq_rel); }
+
+int FunctionCounters::find(const void* function) const {
+  const Set* set = set_.load(std::memory_order_acquire);
+  if (set == nullptr) return -1;
+  auto address = reinterpret_cast<uintptr_t>(function);
+  for (uint64_t slot = hash(address) & set->mask;; slot = (slot + 1) & set->mask) {
+    uintptr_t key = set->keys[slot];
+    if (key == address) return static_cast<int>(set->ids[slot]);
+    if (key == 0) return -1;
+  }
+}
+
+ThreadCounters* FunctionCounters::create_thread_counters(bool registered) {
+  auto* thread = new ThreadCounters;  // the thread's one allocation, on its first selected call
+  thread->tid = os::gettid();
+  thread->fds.fill(-1);
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    int result = -ENOENT;
+    if (!events_[e].forced_unavailable) {
+      result = thread->events[e].open(events_[e].encoding, 0, -1, {});
+      if (result == 0) thread->fds[e] = thread->events[e].fd();
+    }
+    if (result != 0) {
+      int expected = 0;
+      unavailable_[e].compare_exchange_strong(expected, -result, std::memory_order_acq_rel);
+    }
+  }
+  if (registered) {
+    ThreadCounters* head = threads_.load(std::memory_order_relaxed);
+    do {
+      thread->next = head;
+    } while (!threads_.compare_exchange_weak(head, thread, std::memory_order_release, std::memory_order_relaxed));
+  }
+  return thread;
+}
+
+ThreadCounters* FunctionCounters::thread_counters() {
+  ThreadCounters* thread = t_counters;
+  if (thread == nullptr) thread = t_counters = create_thread_counters(/*registered=*/true);
+  return thread;
+}
+
+void FunctionCounters::read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const {
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    uint64_t reading[3] = {};
+    if (thread.fds[e] >= 0) os::read_raw(thread.fds[e], reading, sizeof(reading));
+    values[e + 1] = reading[0];
+  }
+  values[0] = thread_cpu_ns();  // last on entry, so the reads above fall outside the callee's window
+}
+
+void FunctionCounters::enter_id(ThreadCounters& thread, uint32_t id) {
+  if (thread.depth[id]++ > 0) return;  // recursion: counted once per outermost call
+  Frame& frame = thread.frames[thread.top++];
+  frame.id = id;
+  frame.nested = 0;
+  frame.children.fill(0);
+  read_values(thread, frame.start);
+}
+
+void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
+  if (thread.depth[id] == 0) return;  // entered before the counters started
+  if (--thread.depth[id] > 0) return;
+  std::array<uint64_t, kMaxValues> now{};
+  read_values(thread, now);
+  // An exception or longjmp may have skipped exits: close the frames above this function's.
+  while (thread.top > 0 && thread.frames[thread.top - 1].id != id) {
+    thread.depth[thread.frames[thread.top - 1].id] = 0;
+    --thread.top;
+  }
+  if (thread.top == 0) return;
+  Frame& frame = thread.frames[--thread.top];
+  FunctionSlot& slot = thread.slots[id];
+  std::array<uint64_t, kMaxValues> raw{};
+  std::size_t values = events_.size() + 1;
+  for (std::size_t v = 0; v < values; ++v) {
+    raw[v] = now[v] - frame.start[v];
+    // Its own hooks' part inside its window, and every selected descendant's whole hook cost.
+    uint64_t hooks = inner_cost_[v] + frame.nested * pair_cost_[v];
+    uint64_t inclusive = raw[v] > hooks ? raw[v] - hooks : 0;
+    uint64_t exclusive_hooks = frame.children[v] + inner_cost_[v];
+    uint64_t exclusive = raw[v] > exclusive_hooks ? raw[v] - exclusive_hooks : 0;
+    slot.inclusive[v].store(slot.inclusive[v].load(std::memory_order_relaxed) + inclusive, std::memory_order_relaxed);
+    slot.exclusive[v].store(slot.exclusive[v].load(std::memory_order_relaxed) + exclusive, std::memory_order_relaxed);
+  }
+  slot.calls.store(slot.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (thread.top > 0) {
+    Frame& parent = thread.frames[thread.top - 1];
+    parent.nested += 1 + frame.nested;
+    // What this call put in the parent's window: its raw window and its hooks' part outside it.
+    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost_[v] - inner_cost_[v];
+  }
+}
+
+void FunctionCounters::enter(const void* function) {
+  int id = find(function);
+  if (id < 0) return;
+  enter_id(*thread_counters(), static_cast<uint32_t>(id));
+}
+
+void FunctionCounters::exit(const void* function) {
+  int id = find(function);
+  if (id < 0) return;
+  ThreadCounters* thread = t_counters;
+  if (thread != nullptr) exit_id(*thread, static_cast<uint32_t>(id));
+}
+
+void FunctionCounters::calibrate() {
+  // The cost a selected callee's hooks add to its caller: time (and events) around batches of empty
+  // enter/exit pairs through the full path (set lookup, reads, slot update); the median batch.
+  std::unique_ptr<ThreadCounters> scratch(create_thread_counters(/*registered=*/false));
+  const void* target = reinterpret_cast<const void*>(&calibration_target);
+  std::size_t values = events_.size() + 1;
+  std::vector<std::array<uint64_t, kMaxValues>> per_pair(kCalibrationBatches);
+  for (int batch = 0; batch < kCalibrationBatches; ++batch) {
+    std::array<uint64_t, kMaxValues> before{}, after{};
+    read_values(*scratch, before);
+    for (int i = 0; i < kCalibrationPairs; ++i) {
+      int id = find(target);
+      enter_id(*scratch, static_cast<uint32_t>(id));
+      id = find(target);
+      exit_id(*scratch, static_cast<uint32_t>(id));
+    }
+    read_values(*scratch, after);
+    for (std::size_t v = 0; v < values; ++v) per_pair[batch][v] = (after[v] - before[v]) / kCalibrationPairs;
+  }
+  // The part inside an empty call's own window (from its entry read to its exit read): what the
+  // calibration target's slot accumulated, per call (no correction applies while both costs are 0).
+  const FunctionSlot& target_slot = scratch->slots[kCalibrationId];
+  uint64_t calls = std::max<uint64_t>(1, target_slot.calls.load(std::memory_order_relaxed));
+  for (std::size_t v = 0; v < values; ++v) {
+    std::vector<uint64_t> costs;
+    for (const auto& batch : per_pair) costs.push_back(batch[v]);
+    std::nth_element(costs.begin(), costs.begin() + kCalibrationBatches / 2, costs.end());
+    pair_cost_[v] = costs[kCalibrationBatches / 2];
+    inner_cost_[v] = std::min(pair_cost_[v], target_slot.inclusive[v].load(std::memory_order_relaxed) / calls);
+  }
+}
+
+std::vector<FunctionTotals> FunctionCounters::totals() const {
+  std::vector<FunctionTotals> out;
+  std::size_t values = events_.size() + 1;
+  for (ThreadCounters* thread = threads_.load(std::memory_order_acquire); thread != nullptr; thread = thread->next) {
+    for (uint32_t id = 0; id < names_.size(); ++id) {
+      const FunctionSlot& slot = thread->slots[id];
+      uint64_t calls = slot.calls.load(std::memory_order_relaxed);
+      if (calls == 0) continue;
+      FunctionTotals totals;
+      totals.tid = thread->tid;
+      totals.function = names_[id];
+      totals.calls = calls;
+      for (std::size_t v = 0; v < values; ++v) {
+        totals.inclusive[v] = slot.inclusive[v].load(std::memory_order_relaxed);
+        totals.exclusive[v] = slot.exclusive[v].load(std::memory_order_relaxed);
+      }
+      out.push_back(std::move(totals));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const FunctionTotals& a, const FunctionTotals& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.function < b.function;
+  });
+  return out;
+}
+
+std::vector<std::string> FunctionCounters::take_unavailable_warnings() {
+  std::vector<std::string> out;
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    int error = unavailable_[e].load(std::memory_order_acquire);
+    if (error == 0 || reported_[e].exchange(true, std::memory_order_acq_rel)) continue;
+    std::string reason = events_[e].forced_unavailable ? "forced by WHATIF_UNAVAILABLE_EVENTS"
+                         : (error == ENOENT || error == ENODEV || error == EOPNOTSUPP)
+                             ? "this machine has no hardware PMU for it"
+                             : std::string(std::strerror(error));
+    out.push_back("--counters: event " + events_[e].name + " not available on this machine (" + reason +
+                  "); its counts are 0, time and the other events are still counted");
+  }
+  return out;
+}
+
+}  // namespace whatif::fncounters

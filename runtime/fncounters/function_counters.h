@@ -1,0 +1,126 @@
+// Function-level counters (ScALPEL): the selected functions' addresses in an open-addressing set,
+// per-thread preallocated slots the -finstrument-functions hooks update (application threads, no
+// lock or allocation after a thread's first selected call), and the profiler thread's reads of them.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "os/perf_counter.h"
+
+namespace whatif::fncounters {
+
+/// At most this many functions (distinct names) and events per run; more are refused with a warning.
+inline constexpr std::size_t kMaxFunctions = 256;
+inline constexpr std::size_t kMaxEvents = 7;
+/// Value 0 is thread CPU time (CLOCK_THREAD_CPUTIME_ID, ns); 1..events are the configured events.
+inline constexpr std::size_t kMaxValues = kMaxEvents + 1;
+
+/// An event to count per thread, as the launcher resolved it.
+using EventSpec = config::CounterEvent;
+
+/// One function's totals on one thread, written only by that thread (relaxed atomics so the profiler
+/// thread may read them while it runs).
+struct FunctionSlot {
+  std::atomic<uint64_t> calls{0};
+  std::array<std::atomic<uint64_t>, kMaxValues> inclusive{};
+  std::array<std::atomic<uint64_t>, kMaxValues> exclusive{};
+};
+
+/// An outermost activation of a selected function on a thread's shadow stack.
+struct Frame {
+  uint32_t id = 0;
+  uint64_t nested = 0;  ///< selected calls made inside this one (their hooks' cost is subtracted)
+  std::array<uint64_t, kMaxValues> start{};
+  std::array<uint64_t, kMaxValues> children{};  ///< direct selected children's raw inclusive + hook cost
+};
+
+/// A thread's counters: allocated on its first selected call, never freed during the run.
+struct ThreadCounters {
+  int tid = 0;
+  ThreadCounters* next = nullptr;  ///< the lock-free list of every thread's counters
+  std::array<os::CountingEvent, kMaxEvents> events;  ///< this thread's counting events (kept open)
+  std::array<int, kMaxEvents> fds{};  ///< their descriptors for the hooks' reads; -1: unavailable
+  std::array<uint32_t, kMaxFunctions + 1> depth{};  ///< recursion depth per function
+  std::array<Frame, kMaxFunctions + 1> frames{};    ///< each function is on the stack at most once
+  uint32_t top = 0;
+  std::array<FunctionSlot, kMaxFunctions + 1> slots{};
+};
+
+/// The totals the profiler writes for one (thread, function).
+struct FunctionTotals {
+  int tid = 0;
+  std::string function;
+  uint64_t calls = 0;
+  std::array<uint64_t, kMaxValues> inclusive{};
+  std::array<uint64_t, kMaxValues> exclusive{};
+};
+
+/// The pending-reload flag the reload signal's handler sets (reload_signal.cpp).
+std::atomic<bool>& reload_flag();
+/// The reload signal's handler (os::reload_signal(), installed with --counters): sets the flag.
+void on_reload_signal(int signal);
+
+class FunctionCounters {
+ public:
+  /// Resolves `functions` in the loaded objects and calibrates the hooks' cost, on the initialising
+  /// thread. `warnings` receives what the user must know (names not found, events not available).
+  void start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
+             std::vector<std::string>& warnings);
+  bool any() const { return set_.load(std::memory_order_acquire) != nullptr; }
+
+  /// `whatif ctl PID reload`: replaces the selected functions with `functions` (profiler thread).
+  /// The new set is published with one atomic store; hooks running on the old one finish on it, and
+  /// old sets are never freed during the run. Events stay those of the start. Returns how many
+  /// functions were found.
+  std::size_t reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings);
+  /// True once after on_reload_signal ran (profiler thread).
+  static bool take_reload_request();
+
+  /// The hooks (application threads). Unselected addresses return after one set lookup.
+  void enter(const void* function);
+  void exit(const void* function);
+
+  /// Every (thread, function) with calls; profiler thread.
+  std::vector<FunctionTotals> totals() const;
+  /// Names of the configured events whose counts are in values 1..; the unavailable ones too (zeros).
+  const std::vector<EventSpec>& events() const { return events_; }
+  /// Events that could not be opened on some thread (reported once), read by the profiler thread.
+  std::vector<std::string> take_unavailable_warnings();
+
+ private:
+  int find(const void* function) const;
+  ThreadCounters* thread_counters();
+  ThreadCounters* create_thread_counters(bool registered);
+  void read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const;
+  void enter_id(ThreadCounters& thread, uint32_t id);
+  void exit_id(ThreadCounters& thread, uint32_t id);
+  void calibrate();
+  /// Looks `names_[first..]`'s ids up in the loaded objects and publishes them as the selected set.
+  std::size_t publish(const std::vector<uint32_t>& ids, std::vector<std::string>& warnings);
+  /// Each name's id, appending new names (warns past kMaxFunctions).
+  std::vector<uint32_t> ids_for(const std::vector<std::string>& functions, std::vector<std::string>& warnings);
+
+  /// An immutable open-addressing set (0 = empty key; power-of-two capacity) of function addresses.
+  struct Set {
+    std::vector<uintptr_t> keys;
+    std::vector<uint32_t> ids;
+    uint64_t mask = 0;
+    void insert(uintptr_t address, uint32_t id);
+  };
+  std::atomic<const Set*> set_{nullptr};
+  std::vector<std::unique_ptr<Set>> sets_;  // every set published, kept until the process ends
+  std::vector<std::string> names_;  // by id, only appended to (ids stay stable across reloads)
+  std::vector<EventSpec> events_;
+  std::array<uint64_t, kMaxValues> pair_cost_{};   // a selected call's whole hook cost, seen from its caller
+  std::array<uint64_t, kMaxValues> inner_cost_{};  // the part of it inside the call's own window
+  std::atomic<ThreadCounters*> threads_{nullptr};
+  std::array<std::atomic<int>, kMaxEvents> unavailable_{};  // errno of the first failed open, 0 = fine
+  std::array<std::atomic<bool>, kMaxEvents> reported_{};
+};
+
+}  // namespace whatif::fncounters
