@@ -71,10 +71,10 @@ int32_t Allocator::choose_line(int32_t candidate, std::mt19937_64& random) {
   // Exploration: the first line sampled after the cool-off, in proportion to samples (Coz's policy),
   // gives every line its first experiments.
   if (std::uniform_real_distribution<double>(0, 1)(random) < kExploreProbability) return candidate;
-  // LUCB for the top kTopLines (Kalyanakrishnan et al., 2012): among measured lines that are running
-  // now, the top set by estimated slope; its weakest member (lowest lower bound) and the strongest
-  // outsider (highest upper bound). While their intervals overlap, the ranking is unsettled there:
-  // measure whichever is less certain. A top line still short of kWantedSpeedups speedups comes first.
+  // LUCB-like for the top kTopLines (after Kalyanakrishnan et al., 2012): among measured lines that
+  // are running now, ranked by estimated slope, a top line still short of kWantedSpeedups speedups
+  // comes first; then, wherever two neighbours of the head (the last top line against the strongest
+  // outsider) have overlapping intervals, the least certain of them is measured.
   std::vector<int32_t> measured;
   for (std::size_t i = 0; i < lines_.size(); ++i) {
     if (lines_[i].experiments > 0 && (running(lines_[i]) || static_cast<int32_t>(i) == candidate)) {
@@ -88,19 +88,25 @@ int32_t Allocator::choose_line(int32_t candidate, std::mt19937_64& random) {
     const LineEvidence& e = lines_[static_cast<std::size_t>(measured[i])];
     if (std::popcount(e.speedups_seen) < kWantedSpeedups) return measured[i];
   }
-  if (top == measured.size()) return candidate;
   auto lower = [&](int32_t line) { return slope(line) - kBoundZ * slope_error(line); };
   auto upper = [&](int32_t line) { return slope(line) + kBoundZ * slope_error(line); };
-  int32_t weakest = measured[0];
-  for (std::size_t i = 1; i < top; ++i) {
-    if (lower(measured[i]) < lower(weakest)) weakest = measured[i];
-  }
-  int32_t strongest = measured[top];
+  // Neighbours in the ranking (within the top lines, and the last of them against the strongest
+  // outsider) whose intervals overlap leave the order in doubt: the least certain of them gets it.
+  std::size_t last = std::min(top + 1, measured.size());
+  int32_t strongest = top < measured.size() ? measured[top] : -1;
   for (std::size_t i = top + 1; i < measured.size(); ++i) {
     if (upper(measured[i]) > upper(strongest)) strongest = measured[i];
   }
-  if (upper(strongest) <= lower(weakest)) return candidate;  // settled: keep exploring
-  return slope_error(weakest) >= slope_error(strongest) ? weakest : strongest;
+  int32_t chosen = -1;
+  for (std::size_t i = 0; i + 1 < last; ++i) {
+    int32_t above = measured[i];
+    int32_t below = i + 1 == top ? strongest : measured[i + 1];
+    if (upper(below) <= lower(above)) continue;  // settled here
+    for (int32_t line : {above, below}) {
+      if (chosen < 0 || slope_error(line) > slope_error(chosen)) chosen = line;
+    }
+  }
+  return chosen >= 0 ? chosen : candidate;  // settled: keep exploring
 }
 
 double Allocator::choose_nonzero_speedup(int32_t line, std::mt19937_64& random) const {
