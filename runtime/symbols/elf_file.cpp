@@ -129,23 +129,26 @@ std::string build_id_from_notes(const uint8_t* notes, std::size_t size) {
   return {};
 }
 
-Result<ElfFacts> read_elf_facts(const std::string& path) {
+Result<std::unique_ptr<OpenElf>> OpenElf::open(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is too old for this ELF version"};
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  struct Closer {
-    int fd;
-    Elf* elf;
-    ~Closer() {
-      if (elf) elf_end(elf);
-      ::close(fd);
-    }
-  } closer{fd, elf};
+  std::unique_ptr<OpenElf> file(new OpenElf(fd, elf_begin(fd, ELF_C_READ_MMAP, nullptr)));
+  if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) return Error{fmt::format("{} is not an ELF file", path)};
+  return file;
+}
+
+OpenElf::~OpenElf() {
+  if (elf_ != nullptr) elf_end(elf_);
+  ::close(fd_);
+}
+
+Result<ElfFacts> read_elf_facts(const std::string& path) {
+  auto file = OpenElf::open(path);
+  if (!file) return Error{file.error()};
+  Elf* elf = (*file)->elf();
   GElf_Ehdr ehdr;
-  if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
-    return Error{fmt::format("{} is not an ELF file", path)};
-  }
+  if (!gelf_getehdr(elf, &ehdr)) return Error{fmt::format("{} is not an ELF file", path)};
   ElfFacts facts;
   facts.is_pie_or_shared = ehdr.e_type == ET_DYN;
   facts.is_relocatable = ehdr.e_type == ET_REL;

@@ -1,7 +1,10 @@
 // ELF facts the symbol layer needs from a file on disk (build-id, .gnu_debuglink, executable
 // segments, presence of DWARF) and the search for a separate debug file. Profiler thread or tools.
 #pragma once
+#include <libelf.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,22 @@ struct ElfFacts {
   bool is_pie_or_shared = false;                 ///< ET_DYN
   bool is_relocatable = false;                   ///< ET_REL (.o): DWARF addresses are unrelocated
   std::vector<AddressRange> executable_segments; ///< file virtual addresses of PT_LOAD with PF_X
+};
+
+/// An ELF file open with libelf (read through mmap); closes it when destroyed.
+class OpenElf {
+ public:
+  /// Opens `path`; fails with "cannot open PATH: reason" or "PATH is not an ELF file".
+  static Result<std::unique_ptr<OpenElf>> open(const std::string& path);
+  OpenElf(const OpenElf&) = delete;
+  OpenElf& operator=(const OpenElf&) = delete;
+  ~OpenElf();
+  Elf* elf() const { return elf_; }
+
+ private:
+  OpenElf(int fd, Elf* elf) : fd_(fd), elf_(elf) {}
+  int fd_;
+  Elf* elf_;
 };
 
 /// Reads an ELF file's headers and notes; fails with a message naming the path.

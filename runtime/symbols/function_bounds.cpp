@@ -1,6 +1,7 @@
 // Function bounds from ELF symbol tables (see function_bounds.h). Profiler thread or tools.
 #include "symbols/function_bounds.h"
 
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -11,22 +12,14 @@
 
 #include <fmt/format.h>
 
+#include "symbols/elf_file.h"
+
 namespace whatif::symbols {
 
 Result<FunctionExtent> function_bounds(const std::string& path, uint64_t file_address) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is too old for this ELF version"};
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  struct Closer {
-    int fd;
-    Elf* elf;
-    ~Closer() {
-      if (elf) elf_end(elf);
-      ::close(fd);
-    }
-  } closer{fd, elf};
-  if (!elf || elf_kind(elf) != ELF_K_ELF) return Error{fmt::format("{} is not an ELF file", path)};
+  auto file = OpenElf::open(path);
+  if (!file) return Error{file.error()};
+  Elf* elf = (*file)->elf();
   struct Symbol {
     std::string name;
     AddressRange range;

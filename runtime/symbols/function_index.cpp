@@ -2,6 +2,7 @@
 // libdwarf (over ElfDwarfAccess). Profiler thread or single-threaded tools; never signal handlers.
 #include "symbols/function_index.h"
 
+
 #include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "symbols/elf_file.h"
 #include "symbols/elf_dwarf_access.h"
 
 namespace whatif::symbols {
@@ -119,24 +121,18 @@ std::string demangle_symbol(const char* name) {
 }
 
 Result<std::unique_ptr<FunctionIndex>> FunctionIndex::open(const std::string& object, Interner* interner) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is too old for this ELF version"};
-  int fd = ::open(object.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{fmt::format("cannot open {}: {}", object, std::strerror(errno))};
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF) {
-    if (elf) elf_end(elf);
-    ::close(fd);
-    return Error{fmt::format("{} is not an ELF file", object)};
+  std::vector<Raw> symbols;
+  const char* table = ".symtab";
+  {
+    auto file = OpenElf::open(object);
+    if (!file) return Error{file.error()};
+    symbols = read_symbols((*file)->elf(), SHT_SYMTAB);
+    if (symbols.empty()) {
+      symbols = read_symbols((*file)->elf(), SHT_DYNSYM);
+      table = ".dynsym";
+    }
   }
   auto index = std::unique_ptr<FunctionIndex>(new FunctionIndex());
-  std::vector<Raw> symbols = read_symbols(elf, SHT_SYMTAB);
-  const char* table = ".symtab";
-  if (symbols.empty()) {
-    symbols = read_symbols(elf, SHT_DYNSYM);
-    table = ".dynsym";
-  }
-  elf_end(elf);
-  ::close(fd);
   if (!symbols.empty()) index->sources_ = table;
 
   // One name per address: a global symbol before its local or weak aliases, then the shorter name.
