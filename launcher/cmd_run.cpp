@@ -287,6 +287,25 @@ int run(RunOptions options) {
     fail(message);
     if (!coz) append_warning(absolute_output, message);
   }
+  if (!options.fixed_line.empty() && experiments > 0) {
+    // A line that no sample ever landed in is never sped up: every experiment is a baseline in
+    // disguise and the prediction is 0 by construction. Usually a typo, or a line that compiles to no
+    // code of its own (a declaration, a macro's call site whose code carries other lines).
+    double selected = 0;
+    bool known = true;
+    for (const auto& experiment : profile->experiments) {
+      if (experiment.selected_samples < 0) known = false;
+      selected += std::max(0.0, experiment.selected_samples);
+    }
+    if (known && selected == 0) {
+      std::string message = fmt::format(
+          "--fixed-line {} was never sampled in {} experiments, so it was never sped up and its prediction is 0 "
+          "by construction: check the line (a sampled FILE:LINE from `whatif report` or `whatif lines`)",
+          options.fixed_line, experiments);
+      std::fprintf(stderr, "whatif: warning: %s\n", message.c_str());
+      if (!coz) append_warning(absolute_output, message);
+    }
+  }
   note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits)", output, experiments, visits));
   if (!coz && experiments > 0) {
     note(fmt::format("see the answer: whatif report {}   |   whatif view {}", output, output));
