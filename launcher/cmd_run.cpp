@@ -355,6 +355,9 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--no-instructions", options->no_instructions,
                         "Keep no per-instruction sample counts (the stall analysis's input)");
+  run_command->add_flag("--no-contention", options->no_contention,
+                        "Do not scale virtual speedups for CPU time other processes take from the program's "
+                        "threads (by default a sample under outside load stands for the longer wall time it took)");
   run_command->add_option("--counters", options->counters,
                           "Count calls, time and events of the functions CONFIG names (programs built with "
                           "-finstrument-functions; format in docs/counters.md)");

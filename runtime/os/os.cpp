@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -132,6 +134,30 @@ void raise_fd_limit() {
 void* map_shared_anonymous(std::size_t bytes) {
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   return memory == MAP_FAILED ? nullptr : memory;
+}
+
+bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
+  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return false;
+  char text[128];
+  long n = read_raw(fd, text, sizeof(text) - 1);
+  ::syscall(SYS_close, fd);  // not the close shim: it is the program's
+  if (n <= 0) return false;
+  text[n] = '\0';
+  unsigned long long run = 0, wait = 0;
+  if (std::sscanf(text, "%llu %llu", &run, &wait) != 2) return false;
+  run_ns = run;
+  wait_ns = wait;
+  return true;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(CPU_COUNT(&set), 1);
 }
 
 bool process_exited(pid_t pid) {

@@ -3,6 +3,11 @@
 // Runs in the gtest process through the harness (harness.h); each program is a child process.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -11,6 +16,52 @@
 
 namespace itest {
 namespace {
+
+/// Inserted delay over what the selected samples call for at 1 ms periods: 1.0 without scaling.
+double delay_per_due(const Profile& p) {
+  double delay = 0, due = 0;
+  for (const Experiment& x : p.experiments) {
+    if (x.speedup <= 0 || x.selected_samples <= 0) continue;
+    delay += x.delay_ns;
+    due += x.selected_samples * x.speedup * 1e6;
+  }
+  return due > 0 ? delay / due : 0;
+}
+
+TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
+  // Bug: under outside load a thread's 1 ms of CPU takes 2 ms or more of wall time, and a real
+  // speedup of the line gives that wall time back; delays sized in CPU time predicted half (callee
+  // B: 14-18% for a 29% effect under a load of 6). A busy process shares CPU 0 with the program.
+  cpu_set_t saved, cpu0;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  CPU_ZERO(&cpu0);
+  CPU_SET(0, &cpu0);
+  pid_t hog = fork();
+  ASSERT_GE(hog, 0);
+  if (hog == 0) {
+    sched_setaffinity(0, sizeof(cpu0), &cpu0);
+    for (unsigned long spin = 0;; ++spin) __asm__ volatile("" : "+r"(spin));
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(cpu0), &cpu0), 0);
+  const Strings options = {"--experiment-length", "50", "--fixed-line", marker_spec("spin.c", "spin"),
+                           "--fixed-speedup", "50"};
+  Exit scaled = whatif(path("scaled.jsonl"), options, {program("spin"), "1500"});
+  Exit plain = whatif(path("plain.jsonl"), options, {program("spin"), "1500"}, {{"WHATIF_CONTENTION", "off"}});
+  sched_setaffinity(0, sizeof(saved), &saved);
+  kill(hog, SIGKILL);
+  waitpid(hog, nullptr, 0);
+  ASSERT_EQ(scaled.status, 0) << scaled;
+  ASSERT_EQ(plain.status, 0) << plain;
+
+  Profile with = load_profile(path("scaled.jsonl"));
+  Profile without = load_profile(path("plain.jsonl"));
+  EXPECT_GT(delay_per_due(with), 1.4) << "a thread with half a CPU or less: each sample stands for 2 ms or more";
+  EXPECT_NEAR(delay_per_due(without), 1.0, 0.01) << "WHATIF_CONTENTION=off sizes delays in CPU time";
+  bool warned = false;
+  for (const std::string& w : with.warnings) warned = warned || w.find("waiting for a CPU") != std::string::npos;
+  EXPECT_TRUE(warned) << "the run says the machine was busy";
+  EXPECT_NE(scaled.err.find("waiting for a CPU"), std::string::npos) << scaled;
+}
 
 class Sync : public Integration, public ::testing::WithParamInterface<const char*> {};
 
