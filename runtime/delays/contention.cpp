@@ -8,9 +8,17 @@ namespace whatif::delays {
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {
   std::vector<uint32_t> out(threads.size(), 0);
   double run = 0, wait = 0;
+  int running = 0;
   for (const SchedWindow& t : threads) {
     run += static_cast<double>(t.run_ns);
     wait += static_cast<double>(t.wait_ns);
+    if (t.run_ns >= kMinRunNs) ++running;
+  }
+  if (running > 1) {  // others pause by sleeping, and the scheduler gives a sleeper its time back
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      if (threads[i].run_ns >= kMinRunNs) out[i] = kNoContention;
+    }
+    return out;
   }
   // The part of the waiting the program's own threads explain: demand beyond the CPUs it may use.
   double capacity = static_cast<double>(std::max(cpus, 1)) * static_cast<double>(window_ns);

@@ -33,13 +33,21 @@ TEST(Contention, ThreadsThatOutnumberTheCpusWaitForEachOtherNotForOutsiders) {
   for (uint32_t p : permille) EXPECT_EQ(p, kNoContention);
 }
 
-TEST(Contention, OnlyTheOutsidersShareOfTheWaitingIsScaled) {
-  // Two program threads on one CPU (demand 2 windows of 1) and an outside process: they ran 5 ms
-  // each and waited 15 ms each in a 20 ms window. Demand 40 ms on a 20 ms CPU: 20 of the 30 ms of
-  // waiting are the program's own, 10 are the outsider's, 5 ms per thread: (5 + 5) / 5.
-  auto permille = contention_permille({{5 * kMs, 15 * kMs}, {5 * kMs, 15 * kMs}}, 20 * kMs, 1);
-  EXPECT_EQ(permille[0], 2000u);
-  EXPECT_EQ(permille[1], 2000u);
+TEST(Contention, WhileSeveralThreadsRunNothingIsScaled) {
+  // Two program threads beside an outside process, each with half a CPU: the one that pauses for the
+  // other's samples sleeps, and the scheduler hands a sleeper its share back when it wakes, so a
+  // pause scaled to wall time would cost it less than its length.
+  auto permille = contention_permille({{10 * kMs, 10 * kMs}, {10 * kMs, 10 * kMs}}, 20 * kMs, 2);
+  EXPECT_EQ(permille[0], kNoContention);
+  EXPECT_EQ(permille[1], kNoContention);
+}
+
+TEST(Contention, ASerialPhaseIsScaledWhileItsWorkersWaitBlocked) {
+  // One thread runs (the others are blocked at a barrier: no run time), on one CPU with an outsider.
+  auto permille = contention_permille({{8 * kMs, 12 * kMs}, {0, 0}, {0, 0}}, 20 * kMs, 1);
+  EXPECT_EQ(permille[0], 2500u);
+  EXPECT_EQ(permille[1], 0u);
+  EXPECT_EQ(permille[2], 0u);
 }
 
 TEST(Contention, TooLittleRunTimeKeepsThePreviousFigureAndTheScaleIsCapped) {
