@@ -300,7 +300,8 @@ int run(RunOptions options) {
     if (known && selected == 0) {
       std::string message = fmt::format(
           "--fixed-line {} was never sampled in {} experiments, so it was never sped up and its prediction is 0 "
-          "by construction: check the line (a sampled FILE:LINE from `whatif report` or `whatif lines`)",
+          "by construction: check the line (a sampled FILE:LINE from `whatif report` or `whatif lines`); the body of "
+          "a function inlined into it carries the function's own line numbers, not the call's",
           options.fixed_line, experiments);
       std::fprintf(stderr, "whatif: warning: %s\n", message.c_str());
       if (!coz) append_warning(absolute_output, message);
