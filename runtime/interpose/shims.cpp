@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/select.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -219,6 +221,39 @@ WHATIF_EXPORT int sem_clockwait(sem_t* semaphore, clockid_t clock, const struct 
 }
 WHATIF_EXPORT int sem_post(sem_t* semaphore) noexcept {
   return waking([&] { return real::sem_post(semaphore); });
+}
+
+// ---- Raw futexes: how C++20 std::atomic::wait, std::latch, std::barrier and
+// std::counting_semaphore (libstdc++'s header code), and Rust's std Mutex, Condvar, channels and
+// thread parking block and wake: syscall(SYS_futex, ...), never a pthread call. The runtime itself
+// enters the kernel through os::invoke_syscall, never through here.
+WHATIF_EXPORT long syscall(long number, ...) {
+  va_list list;
+  va_start(list, number);
+  long a[6];
+  for (long& argument : a) argument = va_arg(list, long);  // syscall(3) passes six, as glibc's does
+  va_end(list);
+  auto call = [&] { return real::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]); };
+  if (number == SYS_futex_waitv) return blocking(call, [](long result) { return result >= 0; });
+  if (number != SYS_futex) return call();
+  switch (static_cast<int>(a[1]) & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+    case FUTEX_WAIT_REQUEUE_PI:
+    case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
+      return blocking(call, [](long result) { return result == 0; });
+    case FUTEX_WAKE:
+    case FUTEX_WAKE_BITSET:
+    case FUTEX_WAKE_OP:
+    case FUTEX_REQUEUE:
+    case FUTEX_CMP_REQUEUE:
+    case FUTEX_CMP_REQUEUE_PI:
+    case FUTEX_UNLOCK_PI:
+      return waking(call);
+    default:
+      return call();
+  }
 }
 
 // ---- Signals ---------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ extern "C" int __libc_start_main(int (*main)(int, char**, char**), int argc, cha
   REQUIRED(epoll_wait) REQUIRED(epoll_pwait)                                                      \
   REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
-  REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)
+  REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)            \
+  REQUIRED(syscall)
 
 namespace whatif::real {
 

@@ -133,6 +133,29 @@ TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
   EXPECT_LT(ratio, 1.05) << "delays were counted twice";
 }
 
+TEST_F(Integration, AThreadWokenThroughARawFutexIsCreditedNotDelayed) {
+  // Bug: C++20 atomic waits, std::latch and Rust's std Mutex/Condvar/parking block in
+  // syscall(SYS_futex), which whatif did not see: a thread woken that way paid every delay that
+  // accrued while it slept, so a strictly serial ping-pong whose `ping` was sped up by 50% slowed
+  // down in real time by the delays (periods x1.19-1.32) and was predicted at 0% (+-8) instead of
+  // about 37%. Woken by the other thread, it owes nothing: the rounds keep their real pace.
+  Profile p = run_half_speedup_of("futex_pingpong", "ping", "1500");
+  ASSERT_GE(p.experiments.size(), 4u);
+  double wall[2] = {0, 0}, rounds[2] = {0, 0};
+  for (const Experiment& x : p.experiments) {
+    const PointObservation* round = point(x, "round");
+    if (round == nullptr) continue;
+    int sped = x.speedup > 0 ? 1 : 0;
+    wall[sped] += x.duration_ns;
+    rounds[sped] += round->delta;
+  }
+  ASSERT_GT(rounds[0], 0) << "no baseline experiment saw a round";
+  ASSERT_GT(rounds[1], 0) << "no sped-up experiment saw a round";
+  double ratio = (wall[1] / rounds[1]) / (wall[0] / rounds[0]);
+  EXPECT_LT(ratio, 1.10) << "sped-up rounds took longer in real time: the woken thread paid delays it did not owe";
+  EXPECT_GT(delay_ratio(p), 0.9) << "the ping samples' delays were inserted";
+}
+
 TEST_F(Integration, CancelledThreadsInBlockingCallsRunTheirCleanup) {
   std::string out = path("p.jsonl");
   // Delays really inserted: the main thread's line is sped up, so the blocked threads owe delays.
