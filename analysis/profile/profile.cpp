@@ -79,6 +79,7 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
   experiment.elapsed_ns = number_or(record, "elapsed_ns", -1);
   experiment.delay_ns = delay;
+  experiment.paused_ns = number_or(record, "paused_ns", -1);
   experiment.total_samples = number_or(record, "total_samples", -1);
   experiment.written_effective_duration_ns = number_or(record, "effective_duration_ns", -1);
   if (auto points = record.find("points"); points != record.end() && points->is_array()) {

@@ -46,6 +46,7 @@ struct Experiment {
   double elapsed_ns = -1;            ///< real T so far (whatif only), or -1
   double delay_ns = -1;              ///< delay inserted during it (whatif only), or -1
   double total_samples = -1;         ///< all in-scope samples during it (whatif only), or -1
+  double paused_ns = -1;             ///< real time threads slept paying delays during it, or -1
   /// The `effective_duration_ns` field as written (clamped at 0), or -1: effective_duration_ns above
   /// keeps its sign. Whatif only.
   double written_effective_duration_ns = -1;

@@ -49,6 +49,9 @@ struct GlobalDelays {
   std::atomic<int> phase{static_cast<int>(Phase::kIdle)};
   /// global_ns when the current experiment started: debts from before it are forgiven.
   std::atomic<uint64_t> epoch_start_ns{0};
+  /// Real time all threads (of the process tree) have slept paying delays: how much the virtual
+  /// speedup really paused the program, beside global_ns, what it asked for (diagnostics).
+  std::atomic<uint64_t> paused_ns{0};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);

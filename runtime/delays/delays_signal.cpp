@@ -76,6 +76,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = os::sleep_ns(request);
       local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
+      global.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       local.excess_ns = slept > request ? slept - request : 0;
       slept_now = true;
     }

@@ -352,6 +352,7 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   publish_selected_ranges(line);
   delays::GlobalDelays& delays = *context_.delays;
   global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
   delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
   delays.delay_size_ns.store(static_cast<uint64_t>(speedup * static_cast<double>(context_.config->sampling_period_ns)),
@@ -433,6 +434,7 @@ void Profiler::finish_experiment(uint64_t now) {
   record.selected_samples = machine_.selected_samples();
   record.total_samples = machine_.total_samples();
   record.elapsed_ns = now - context_.start_ns;
+  record.paused_ns = delays.paused_ns.load(std::memory_order_relaxed) - paused_at_start_;
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
     for (const Line& line : attributor_.lines()) {

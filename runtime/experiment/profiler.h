@@ -129,6 +129,7 @@ class Profiler {
 
   // The current experiment's runtime side (the machine holds its decisions).
   uint64_t global_delay_at_start_ = 0;
+  uint64_t paused_at_start_ = 0;  // GlobalDelays::paused_ns then
   uint64_t drain_target_ns_ = 0;
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   std::vector<progress::PointReading> points_at_start_;

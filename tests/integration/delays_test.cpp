@@ -156,6 +156,27 @@ TEST_F(Integration, AThreadWokenThroughARawFutexIsCreditedNotDelayed) {
   EXPECT_GT(delay_ratio(p), 0.9) << "the ping samples' delays were inserted";
 }
 
+TEST_F(Integration, OpenMpWorkersWokenForARegionAreCreditedNotDelayed) {
+  // Bug: libgomp's threads sleep and wake in inline futex calls that whatif did not see, so each
+  // region's workers paid the delays of the serial line that ran while they slept: the serial line
+  // sped up by 50% made every round slower in real time and was predicted too low (Amdahl's serial
+  // part on OpenMP). The thread that opens a region wakes its team: the team owes nothing.
+  // Nobody should pause at all: the serial line's thread runs it, and the team sleeps meanwhile.
+  // Without the fix the worker slept about as long as the delay asked of it (paused ~ delay).
+  Profile p = run_half_speedup_of("omp_amdahl", "serial", "300");
+  ASSERT_GE(p.experiments.size(), 4u);
+  double paused = 0, delay = 0;
+  for (const Experiment& x : p.experiments) {
+    if (x.speedup <= 0) continue;
+    ASSERT_GE(x.paused_ns, 0) << "experiment records carry paused_ns";
+    paused += x.paused_ns;
+    delay += x.delay_ns;
+  }
+  ASSERT_GT(delay, 0) << "no delay inserted for the serial line's samples";
+  EXPECT_LT(paused, 0.2 * delay) << "the OpenMP workers slept " << paused / 1e6 << " ms paying delays of "
+                                 << delay / 1e6 << " ms they did not owe";
+}
+
 TEST_F(Integration, CancelledThreadsInBlockingCallsRunTheirCleanup) {
   std::string out = path("p.jsonl");
   // Delays really inserted: the main thread's line is sped up, so the blocked threads owe delays.
