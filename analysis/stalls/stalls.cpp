@@ -272,6 +272,51 @@ void schedule(std::vector<Decoded>& code, const std::vector<Block>& blocks) {
 /// Cycles at the head of the queue in the best case (DCPI's M_i): the stall before it plus its issue.
 double best_case(const Decoded& item) { return item.stall + item.issue; }
 
+/// `xor r, r` and the like: the result does not depend on the register, and cores know it.
+bool zero_idiom(const Decoded& item) {
+  static const std::set<std::string> kinds = {"xor", "sub", "pxor", "xorps", "xorpd", "vpxor", "vxorps", "vxorpd"};
+  if (!kinds.count(item.d.mnemonic)) return false;
+  const std::string& t = item.d.text;
+  std::size_t space = t.find(' '), comma = t.find(", ");
+  return space != std::string::npos && comma != std::string::npos && t.substr(space + 1, comma - space - 1) == t.substr(comma + 2);
+}
+
+/// Best-case cycles of one iteration of a block that loops to itself, on an out-of-order core:
+/// the iterations overlap, so the in-order sum of M_i over the body overstates it whenever
+/// independent chains run side by side. Dataflow schedule of successive iterations: micro-ops
+/// dispatch in order, `issue_width` per cycle; each starts when its operands (and the divider) are
+/// ready; results after the table's latency; retirement in order. The steady state, the retirement
+/// interval of the later iterations, is bounded below by the longest loop-carried chain and by the
+/// issue width: the cycles an unstalled iteration holds the head of the reorder buffer.
+double steady_iteration(const std::vector<Decoded>& code, const Block& block, double issue_width) {
+  constexpr int kIterations = 16;
+  std::map<uint16_t, double> ready;
+  double dispatch = 0, retire = 0, divider_free = 0, retired_half = 0;
+  for (int k = 0; k < kIterations; ++k) {
+    for (std::size_t i = block.first; i <= block.last; ++i) {
+      const Decoded& item = code[i];
+      double start = dispatch;
+      if (!zero_idiom(item)) {
+        for (uint16_t reg : item.d.reads) {
+          auto it = ready.find(reg);
+          if (it != ready.end()) start = std::max(start, it->second);
+        }
+      }
+      if (item.d.divides) {
+        start = std::max(start, divider_free);
+        divider_free = start + std::max(1.0, item.latency.rthroughput);
+      }
+      double done = start + std::max(1, item.latency.latency);
+      for (uint16_t reg : item.d.writes) ready[reg] = done;
+      double slots = std::max(1, item.latency.uops) / issue_width;
+      dispatch += slots;
+      retire = std::max(retire + slots, done);
+    }
+    if (k == kIterations / 2 - 1) retired_half = retire;
+  }
+  return (retire - retired_half) / (kIterations / 2);
+}
+
 struct Window {
   double samples = 0, weight = 0;  // weight: sum of M (times the relative count with branch records)
   double ratio() const { return weight > 0 ? samples / weight : 0; }
@@ -417,6 +462,22 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
         for (std::size_t b = 0; b < blocks.size(); ++b) {
           if (find(b) == root) block_f[b] = f, block_c[b] = confidence;
         }
+      }
+    }
+    // An upper bound per class: S = F * C with C >= M for every block, so F <= S_b / M_b. On an
+    // out-of-order core the instructions of a loop iteration retire together behind the one that
+    // completes last, and the samples pile onto it: an issue point with a small M_i but the whole
+    // iteration's samples would otherwise make F look many times larger. A self-loop's M_b is its
+    // steady-state iteration (overlapping iterations), else the block's sum of M_i.
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (block_f[b] < 0) continue;
+      double s = 0, m = 0;
+      for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i], m += best_case(code[i]);
+      if (blocks[b].self_loop) m = steady_iteration(code, blocks[b], model.issue_width);
+      if (m <= 0 || s <= 0 || block_f[b] <= s / m) continue;
+      std::size_t root = find(b);
+      for (std::size_t c = 0; c < blocks.size(); ++c) {
+        if (find(c) == root) block_f[c] = std::min(block_f[c], s / m);
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
@@ -674,7 +735,12 @@ void add_sources(ProcedureResult& result, symbols::SymbolMap* map) {
 
 double period_cycles(const analysis::Profile& profile) {
   for (const analysis::Header& h : profile.headers) {
-    if (h.cpu_mhz > 0 && h.sampling_period_ns > 0) return h.sampling_period_ns * h.cpu_mhz / 1000.0;
+    if (h.sampling_period_ns <= 0) continue;
+    // The measured clock when the launcher recorded one: the nominal clock of /proc/cpuinfo is not
+    // the rate the core ran at (a 2.45 GHz EPYC ran dependent adds at 3.18 GHz, boosted), and each
+    // execution count is the period in cycles times F.
+    if (profile.measured_mhz > 0) return h.sampling_period_ns * profile.measured_mhz / 1000.0;
+    if (h.cpu_mhz > 0) return h.sampling_period_ns * h.cpu_mhz / 1000.0;
   }
   return 0;
 }
