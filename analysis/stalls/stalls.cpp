@@ -317,6 +317,14 @@ double steady_iteration(const std::vector<Decoded>& code, const Block& block, do
   return (retire - retired_half) / (kIterations / 2);
 }
 
+/// A block's best-case cycles per execution: a self-loop's steady-state iteration, else the sum of M_i.
+double block_cycles(const std::vector<Decoded>& code, const Block& block, const Model& model) {
+  if (block.self_loop) return steady_iteration(code, block, model.issue_width);
+  double m = 0;
+  for (std::size_t i = block.first; i <= block.last; ++i) m += best_case(code[i]);
+  return m;
+}
+
 struct Window {
   double samples = 0, weight = 0;  // weight: sum of M (times the relative count with branch records)
   double ratio() const { return weight > 0 ? samples / weight : 0; }
@@ -418,6 +426,14 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     }
     auto [scale, confidence] = estimate(windows);
     if (scale < 0) scale = 0;
+    // The upper bound S_b >= F_b * M_b of every block (see the heuristic's below): with the counts
+    // exact up to the scale, each well-sampled block bounds it. Fewer than 20 samples: too noisy a
+    // bound (a minimum over noisy blocks errs low).
+    for (const Block& block : blocks) {
+      double count = relative[block.first], s = 0, m = block_cycles(code, block, model);
+      for (std::size_t i = block.first; i <= block.last; ++i) s += sampled[i];
+      if (count > 0 && m > 0 && s >= 20) scale = std::min(scale, s / (count * m));
+    }
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       double count = relative[blocks[b].first];
       block_f[b] = scale * count;
@@ -471,9 +487,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     // steady-state iteration (overlapping iterations), else the block's sum of M_i.
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       if (block_f[b] < 0) continue;
-      double s = 0, m = 0;
-      for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i], m += best_case(code[i]);
-      if (blocks[b].self_loop) m = steady_iteration(code, blocks[b], model.issue_width);
+      double s = 0, m = block_cycles(code, blocks[b], model);
+      for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i];
       if (m <= 0 || s <= 0 || block_f[b] <= s / m) continue;
       std::size_t root = find(b);
       for (std::size_t c = 0; c < blocks.size(); ++c) {
