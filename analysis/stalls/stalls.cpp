@@ -306,7 +306,8 @@ double steady_iteration(const std::vector<Decoded>& code, const Block& block, do
         start = std::max(start, divider_free);
         divider_free = start + std::max(1.0, item.latency.rthroughput);
       }
-      double done = start + std::max(1, item.latency.latency);
+      // The table's latency as is: 0 for register moves the core eliminates at rename.
+      double done = start + std::max(0, item.latency.latency);
       for (uint16_t reg : item.d.writes) ready[reg] = done;
       double slots = std::max(1, item.latency.uops) / issue_width;
       dispatch += slots;
@@ -398,6 +399,26 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
   };
 
   // ---- frequencies ----------------------------------------------------------------------------
+  // DCPI's estimate assumes some issue points run unstalled; it fails "for classes with only one or
+  // two issue points where dynamic stalls occur regularly" (section 6.2). Samples that sit (after
+  // skid) on an instruction that may stall for a time the model cannot bound (a load or a consumer
+  // of its result: a cache or TLB miss; a block head reached by a conditional or indirect branch: a
+  // mispredict) look the same whether it stalled or not: a loop of L1 hits and one of misses give the
+  // same samples. When most of the samples an estimate rests on are of that kind, it is low confidence.
+  auto may_stall = [&](std::size_t i) {
+    if (code[i].d.loads || !code[i].load_producers.empty()) return true;
+    const Block& block = blocks[code[i].block];
+    if (i != block.first) return false;
+    return std::any_of(block.preds.begin(), block.preds.end(), [&](std::size_t p) {
+      auto kind = code[blocks[p].last].d.basic.transfer;
+      return kind == x86::Transfer::kConditional || kind == x86::Transfer::kIndirectJump;
+    });
+  };
+  std::vector<double> block_unbounded(blocks.size(), 0), block_charged(blocks.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    block_charged[code[i].block] += charged[i];
+    if (may_stall(i)) block_unbounded[code[i].block] += charged[i];
+  }
   std::vector<double> block_f(blocks.size(), -1);
   std::vector<Confidence> block_c(blocks.size(), Confidence::low);
   std::vector<double> relative(n, -1);  // branch-record counts per instruction
@@ -434,11 +455,16 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       for (std::size_t i = block.first; i <= block.last; ++i) s += sampled[i];
       if (count > 0 && m > 0 && s >= 20) scale = std::min(scale, s / (count * m));
     }
+    double unbounded = 0, total = 0;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (relative[blocks[b].first] > 0) unbounded += block_unbounded[b], total += block_charged[b];
+    }
+    if (total > 0 && unbounded * 2 > total) confidence = Confidence::low;
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       double count = relative[blocks[b].first];
       block_f[b] = scale * count;
       block_c[b] = count >= 20 ? Confidence::high : count > 0 ? Confidence::medium : Confidence::low;
-      if (confidence == Confidence::low && block_c[b] == Confidence::high) block_c[b] = Confidence::medium;
+      block_c[b] = std::min(block_c[b], confidence);  // the scale is as good as its own estimate
     }
   } else {
     // Frequency classes: straight-line chains (A's only successor is B, B's only predecessor A).
@@ -493,6 +519,17 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       std::size_t root = find(b);
       for (std::size_t c = 0; c < blocks.size(); ++c) {
         if (find(c) == root) block_f[c] = std::min(block_f[c], s / m);
+      }
+    }
+    {
+      std::map<std::size_t, std::pair<double, double>> unbounded;  // class -> (unbounded, all) samples
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        unbounded[find(b)].first += block_unbounded[b];
+        unbounded[find(b)].second += block_charged[b];
+      }
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        auto [u, all] = unbounded[find(b)];
+        if (block_f[b] >= 0 && all > 0 && u * 2 > all) block_c[b] = Confidence::low;
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
