@@ -191,6 +191,27 @@ TEST(StallsTest, AnUnstalledLoopWhoseSamplesNameOneInstructionGetsItsExactFreque
   }
 }
 
+TEST(StallsTest, AnEstimateRestingOnLoadSamplesIsLowConfidenceOneOnADivideIsNot) {
+  // The same samples come from a chase loop of L1 hits at F and one of misses at F / 20: the estimate
+  // cannot tell them apart (DCPI: classes whose issue points stall regularly), so it says low. The
+  // divide's wait is the divider's latency, which the model knows.
+  const Function* chase = kernels().function_named("chase");
+  const Function* divide = kernels().function_named("divide_chain");
+  ASSERT_NE(chase, nullptr);
+  ASSERT_NE(divide, nullptr);
+  std::vector<InstructionResult> chase_loop = loop_of(*chase), divide_loop = loop_of(*divide);
+  auto load = std::find_if(chase_loop.begin(), chase_loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  auto div = std::find_if(divide_loop.begin(), divide_loop.end(), [](const InstructionResult& r) { return r.text.rfind("div", 0) == 0; });
+  ASSERT_TRUE(load != chase_loop.end() && load + 1 != chase_loop.end());
+  ASSERT_TRUE(div != divide_loop.end() && div + 1 != divide_loop.end());
+  // Every issue point sampled in proportion to its best case, the load 150 cycles more: the
+  // unstalled issue points cluster (which alone would make the estimate medium or high).
+  ProcedureResult chased = analyse(kernels(), *chase, "kernels", synthesize(chase_loop, 1000, load->address, 150), nullptr, no_skid());
+  EXPECT_EQ(at(chased, load->address).confidence, Confidence::low);
+  ProcedureResult divided = analyse(kernels(), *divide, "kernels", synthesize(divide_loop, 1000, 0, 0), nullptr, no_skid());
+  EXPECT_NE(at(divided, div->address).confidence, Confidence::low);
+}
+
 TEST(StallsTest, CyclesPerPeriodUseTheMeasuredClockOverTheNominalOne) {
   // A 2.45 GHz EPYC ran at 2.6-3.2 GHz: the nominal clock of /proc/cpuinfo made every execution count
   // 6-30% short. The launcher's `clock` record wins over the header's nominal `cpu_mhz`.
