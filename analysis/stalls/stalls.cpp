@@ -644,7 +644,12 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       } else {
         icache = new_line;
       }
-      if (icache && !hot_lines_ok) candidates.push_back({Cause::icache, 0, 0, dyn});
+      // DCPI's line rule assumes fetch and issue in step: a missing line stalls the instruction that
+      // starts it. An out-of-order core fetches ahead of retirement behind a reorder buffer, so a
+      // miss shows at the head of the queue wherever the back end drains it: once the program's hot
+      // code outgrows the I-cache (capacity misses on every pass), no instruction can be ruled out.
+      bool capacity = options.hot_code_bytes > model.icache_bytes;
+      if ((icache || capacity) && !hot_lines_ok) candidates.push_back({Cause::icache, 0, 0, dyn});
       // D-cache and DTLB: the instruction loads, or consumes a load's result.
       std::vector<std::size_t> loads = item.load_producers;
       if (item.d.loads) loads.push_back(i);

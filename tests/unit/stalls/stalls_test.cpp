@@ -212,6 +212,36 @@ TEST(StallsTest, AnEstimateRestingOnLoadSamplesIsLowConfidenceOneOnADivideIsNot)
   EXPECT_NE(at(divided, div->address).confidence, Confidence::low);
 }
 
+TEST(StallsTest, HotCodeLargerThanTheICacheLeavesNoInstructionRuledOutForICacheMisses) {
+  // A stall inside a cache line, at an instruction that neither loads nor follows a branch: with the
+  // hot code within the I-cache it stays unexplained; with more hot code than the I-cache holds, the
+  // out-of-order front end may starve the queue at any instruction, so the I-cache is a candidate.
+  const Function* divide = kernels().function_named("divide_chain");
+  ASSERT_NE(divide, nullptr);
+  std::vector<InstructionResult> loop = loop_of(*divide);
+  const InstructionResult* inside = nullptr;
+  for (std::size_t k = 1; k < loop.size(); ++k) {
+    const InstructionResult& r = loop[k];
+    bool line_start = r.address % 64 == 0 || loop[k - 1].address % 64 == 0;
+    if (!line_start && r.text.find('[') == std::string::npos && r.text.rfind("div", 0) != 0 && r.text.rfind("j", 0) != 0) {
+      inside = &r;
+      break;
+    }
+  }
+  ASSERT_NE(inside, nullptr);
+  auto counts = synthesize(loop, 1000, inside->address, 40);
+  auto has_icache = [&](double hot_bytes) {
+    Options options = no_skid();
+    options.hot_code_bytes = hot_bytes;
+    ProcedureResult result = analyse(kernels(), *divide, "kernels", counts, nullptr, options);
+    const InstructionResult& row = at(result, inside->address);
+    EXPECT_GT(row.dynamic_stall, 10) << row.text;
+    return std::any_of(row.culprits.begin(), row.culprits.end(), [](const Culprit& c) { return c.cause == Cause::icache; });
+  };
+  EXPECT_FALSE(has_icache(20000)) << "20 KB of hot code: the line rule rules it out";
+  EXPECT_TRUE(has_icache(40000)) << "40 KB of hot code outgrows a 32 KB I-cache";
+}
+
 TEST(StallsTest, CyclesPerPeriodUseTheMeasuredClockOverTheNominalOne) {
   // A 2.45 GHz EPYC ran at 2.6-3.2 GHz: the nominal clock of /proc/cpuinfo made every execution count
   // 6-30% short. The launcher's `clock` record wins over the header's nominal `cpu_mhz`.
