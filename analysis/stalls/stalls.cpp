@@ -529,7 +529,22 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       }
       for (std::size_t b = 0; b < blocks.size(); ++b) {
         auto [u, all] = unbounded[find(b)];
-        if (block_f[b] >= 0 && all > 0 && u * 2 > all) block_c[b] = Confidence::low;
+        if (block_f[b] >= 0 && all > 0 && u * 2 > all) {
+          block_c[b] = Confidence::low;
+          continue;
+        }
+        // A loop of one block whose samples are not of that kind: its whole iteration is the window.
+        // DCPI widens an issue point's window back to the instruction it depends on, whose latency
+        // dynamic stalls cannot shorten; on an out-of-order core that is the loop-carried chain, one
+        // iteration. Single issue points' ratios only add noise here (4 samples against 30).
+        if (!blocks[b].self_loop || find(b) != b || all <= 0) continue;
+        bool alone = true;
+        for (std::size_t c = 0; c < blocks.size(); ++c) alone = alone && (c == b || find(c) != b);
+        double s = 0, m = block_cycles(code, blocks[b], model);
+        for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i];
+        if (!alone || m <= 0 || s <= 0) continue;
+        block_f[b] = s / m;
+        block_c[b] = s >= 100 ? Confidence::high : s >= 40 ? Confidence::medium : Confidence::low;
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
