@@ -433,20 +433,22 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     from_records = std::any_of(relative.begin(), relative.end(), [](double c) { return c > 0; });
   }
   if (from_records) {
-    // The records give relative counts; the samples give the scale: windows of S / (count * M).
+    // The records give relative counts; the samples give the scale: windows of S / (count * M), a
+    // window per block (its steady-state iteration for a self-loop), since on an out-of-order core
+    // the samples of an iteration gather on the instruction its chain completes at.
     std::vector<Window> windows;
     for (const Block& block : blocks) {
-      Window w;
-      for (std::size_t i = block.first; i <= block.last; ++i) {
-        if (relative[i] <= 0) continue;
-        w.samples += sampled[i];
-        w.weight += relative[i] * best_case(code[i]);
-        if (w.weight >= relative[i] * 1.0) windows.push_back(std::exchange(w, {}));
-      }
-      if (w.weight > 0) windows.push_back(w);
+      double count = relative[block.first], m = block_cycles(code, block, model), s = 0;
+      for (std::size_t i = block.first; i <= block.last; ++i) s += sampled[i];
+      if (count > 0 && m > 0) windows.push_back({s, count * m});
     }
     auto [scale, confidence] = estimate(windows);
     if (scale < 0) scale = 0;
+    // Windows without samples say only "rare": with one sampled window the estimate rests on it alone,
+    // which with enough samples is as good as a one-block loop's (medium), not a lone issue point's.
+    double sampled_windows = 0, window_samples = 0;
+    for (const Window& w : windows) sampled_windows += w.samples > 0 ? 1 : 0, window_samples += w.samples;
+    if (sampled_windows == 1 && window_samples >= 40) confidence = Confidence::medium;
     // The upper bound S_b >= F_b * M_b of every block (see the heuristic's below): with the counts
     // exact up to the scale, each well-sampled block bounds it. Fewer than 20 samples: too noisy a
     // bound (a minimum over noisy blocks errs low).
@@ -544,7 +546,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
         for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i];
         if (!alone || m <= 0 || s <= 0) continue;
         block_f[b] = s / m;
-        block_c[b] = s >= 100 ? Confidence::high : s >= 40 ? Confidence::medium : Confidence::low;
+        // One window: no second one to show it unstalled (DCPI rates few issue points lower).
+        block_c[b] = s >= 40 ? Confidence::medium : Confidence::low;
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
