@@ -773,16 +773,6 @@ const analysis::BranchSamples* branches_for(const std::vector<analysis::BranchSa
   return nullptr;
 }
 
-double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
-  std::set<std::pair<std::string, uint64_t>> lines;
-  for (const auto& object : all) {
-    for (const auto& [address, count] : object.counts) {
-      if (count > 0) lines.insert({object.path, address / 64});
-    }
-  }
-  return static_cast<double>(lines.size()) * 64;
-}
-
 /// Line tables, read once per object.
 struct Lines {
   std::map<std::string, std::unique_ptr<symbols::SymbolMap>> maps;
@@ -807,6 +797,23 @@ void add_sources(ProcedureResult& result, symbols::SymbolMap* map) {
 }
 
 }  // namespace
+
+// The program's hot code in bytes: 64-byte lines that ran while sampled. Lines that ran but drew no
+// sample are estimated from how many drew one or two (Chao's estimator of unseen classes,
+// f1 (f1 - 1) / (2 (f2 + 1))): 3000 samples over a 36 KB loop leave a quarter of its lines unsampled, which made
+// it look smaller than the 32 KB I-cache in one run of two.
+double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
+  std::map<std::pair<std::string, uint64_t>, double> lines;
+  for (const auto& object : all) {
+    for (const auto& [address, count] : object.counts) {
+      if (count > 0) lines[{object.path, address / 64}] += count;
+    }
+  }
+  double f1 = 0, f2 = 0;
+  for (const auto& [line, count] : lines) f1 += count == 1 ? 1 : 0, f2 += count == 2 ? 1 : 0;
+  double unseen = f1 * (f1 - 1) / (2 * (f2 + 1));  // the bias-corrected form, defined for f2 = 0
+  return (static_cast<double>(lines.size()) + unseen) * 64;
+}
 
 double period_cycles(const analysis::Profile& profile) {
   for (const analysis::Header& h : profile.headers) {

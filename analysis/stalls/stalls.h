@@ -142,6 +142,10 @@ struct ProcedureSamples {
 /// read add a message to `notes`.
 std::vector<ProcedureSamples> procedures(const analysis::Profile& profile, std::vector<std::string>* notes);
 
+/// The program's hot code in bytes: the 64-byte lines with samples, plus an estimate of the lines
+/// that ran unsampled from how many lines drew one or two samples (Chao's estimator).
+double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all);
+
 /// The sampling period in cycles from the profile's header (period and nominal clock), or 0.
 double period_cycles(const analysis::Profile& profile);
 
