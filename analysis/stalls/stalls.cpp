@@ -712,6 +712,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
   Summary& s = result.summary;
   s.from_branch_records = from_records;
   s.missing_edges = missing_edges;
+  s.clock_mhz = options.clock_mhz;
+  s.clock_measured = options.clock_measured;
   std::map<Cause, CauseRange> causes;
   double best = 0;
   for (const InstructionResult& row : result.instructions) {
@@ -815,6 +817,17 @@ double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
   return (static_cast<double>(lines.size()) + unseen) * 64;
 }
 
+namespace {
+/// The clock period_cycles uses, for the reports.
+void set_clock(Options& options, const analysis::Profile& profile) {
+  options.clock_measured = profile.measured_mhz > 0;
+  options.clock_mhz = options.clock_measured ? profile.measured_mhz : 0;
+  for (const analysis::Header& h : profile.headers) {
+    if (!options.clock_measured && options.clock_mhz <= 0 && h.cpu_mhz > 0) options.clock_mhz = h.cpu_mhz;
+  }
+}
+}  // namespace
+
 double period_cycles(const analysis::Profile& profile) {
   for (const analysis::Header& h : profile.headers) {
     if (h.sampling_period_ns <= 0) continue;
@@ -852,6 +865,7 @@ std::vector<ProcedureResult> analyse_profile(const analysis::Profile& profile, d
   Options options;
   options.skid = skid;
   options.period_cycles = period_cycles(profile);
+  set_clock(options, profile);
   options.hot_code_bytes = hot_code_bytes(merged);
   double total = 0;
   for (const auto& object : merged)
@@ -889,6 +903,7 @@ Result<ProcedureResult> analyse_function(const analysis::Profile& profile, const
   Options options;
   options.skid = skid;
   options.period_cycles = period_cycles(profile);
+  set_clock(options, profile);
   options.hot_code_bytes = hot_code_bytes(merged);
   std::vector<std::string> notes;
   Objects objects;

@@ -261,6 +261,10 @@ TEST(StallsTest, CyclesPerPeriodUseTheMeasuredClockOverTheNominalOne) {
   auto profile = analysis::parse_profile(text, "fixture");
   ASSERT_TRUE(profile) << profile.error();
   EXPECT_DOUBLE_EQ(period_cycles(*profile), 3000000) << "1 ms at the measured 3000 MHz";
+  ProcedureResult result;
+  result.summary.clock_mhz = 3000;
+  result.summary.clock_measured = true;
+  EXPECT_NE(render_summary(result).find("3000 MHz (measured"), std::string::npos) << "the summary says which clock";
   EXPECT_NE(analysis::clock_record(2500, "m").find(R"("measured_mhz":2500)"), std::string::npos);
 }
 
