@@ -27,6 +27,7 @@
 #include "analysis/counters/events.h"
 #include "analysis/counters/function_config.h"
 #include "analysis/profile/profile.h"
+#include "analysis/stalls/clock.h"
 #include "analysis/stalls/stalls_report.h"
 #include "commands.h"
 #include "launcher_paths.h"
@@ -271,6 +272,15 @@ int run(RunOptions options) {
                                         "; the profile keeps every experiment completed before that");
   }
   if (!coz) embed_sources(absolute_output, *profile);
+  if (!coz && !profile->instructions.empty()) {
+    // The stall analysis needs cycles per sampling period: measure the core's clock now, on the same
+    // machine just after the run, rather than trust the nominal one (boost and power states move it).
+    stalls::ClockMeasurement clock = stalls::measure_clock();
+    if (clock.mhz > 0) {
+      std::ofstream(absolute_output, std::ios::app) << analysis::clock_record(clock.mhz, clock.method);
+      profile->measured_mhz = clock.mhz;
+    }
+  }
   if (!coz) embed_stalls(absolute_output, *profile);
 
   progress.poll();

@@ -153,6 +153,8 @@ struct Profile {
   std::vector<SourceSnippet> sources;
   bool has_lbr = false;
   bool has_stalls = false;
+  /// The effective core clock the launcher measured after the run (`clock` record), or -1.
+  double measured_mhz = -1;
   std::vector<Header> headers;        ///< whatif only: one per process, in file order
   std::vector<LoadedObject> objects;  ///< whatif only
   /// whatif only: per process and object, the last record (merged_instructions() sums processes)
@@ -210,5 +212,7 @@ class ProfileFollower {
 std::string warning_record(const std::string& message);
 /// A `source` record, one JSON line with its newline (invalid UTF-8 replaced).
 std::string source_record(const SourceSnippet& snippet);
+/// A `clock` record: the effective core clock in MHz and how it was measured.
+std::string clock_record(double measured_mhz, const std::string& method);
 
 }  // namespace whatif::analysis
