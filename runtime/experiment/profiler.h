@@ -15,6 +15,7 @@
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
 #include "fncounters/function_counters.h"
+#include "fncounters/process_counters.h"
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
@@ -40,6 +41,8 @@ struct ProfilerContext {
   bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
   /// `--counters`' function counters, or nullptr when no function is selected.
   fncounters::FunctionCounters* function_counters = nullptr;
+  /// `--counters`' process-wide interval counters (written when ready()), or nullptr.
+  fncounters::ProcessCounters* process_counters = nullptr;
 };
 
 class Profiler {
@@ -97,6 +100,8 @@ class Profiler {
   void write_branches();
   /// One `counters` record per (thread, selected function) with calls, and the events' warnings.
   void write_function_counters(uint64_t now);
+  /// A counter_interval record when the interval has passed (or `force`, at the end).
+  void write_counter_interval(uint64_t now, bool force);
   /// `whatif ctl PID reload`: reads os::counters_reload_path and swaps the selected functions.
   void reload_function_counters();
   /// Logs and writes `message` into the profile.
@@ -132,6 +137,7 @@ class Profiler {
   std::vector<uint64_t> sampled_counts_;  // per sampled point, since the start
   std::vector<uint64_t> sampled_at_start_;
   uint64_t last_samples_write_ns_ = 0;
+  uint64_t last_interval_ns_ = 0;
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
   bool children_lost_warned_ = false;
