@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "fncounters/entry_patch.h"
 #include "os/os.h"
 #include "symbols/function_index.h"
 #include "symbols/interner.h"
@@ -99,6 +100,15 @@ void FunctionCounters::start(const std::vector<std::string>& functions, const st
   }
   if (publish(ids_for(functions, warnings), warnings) > 0) calibrate();
   cycling_ = set_count_ > 1;
+  // Programs built with -fpatchable-function-entry: the selected functions' entry NOPs become calls
+  // to the trampoline now, while this is the only thread; unselected ones keep their NOPs.
+  std::vector<uintptr_t> entries;
+  for (const auto& [address, id] : resolved_) {
+    if (id != kCalibrationId && has_patchable_entry(reinterpret_cast<const uint8_t*>(address))) entries.push_back(address);
+  }
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  if (!entries.empty() && patch_entries(entries, this, warnings) > 0) patched_ = entries;
 }
 
 std::vector<uint32_t> FunctionCounters::ids_for(const std::vector<std::string>& functions,
@@ -154,6 +164,17 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
   set->ids.assign(capacity, 0);
   set->mask = capacity - 1;
   for (const auto& [address, id] : addresses) set->insert(address, id);
+  resolved_ = addresses;
+  if (set_.load(std::memory_order_relaxed) != nullptr) {
+    for (const auto& [address, id] : addresses) {
+      if (id == kCalibrationId || std::binary_search(patched_.begin(), patched_.end(), address)) continue;
+      if (has_patchable_entry(reinterpret_cast<const uint8_t*>(address))) {
+        warnings.push_back("--counters reload: " + names_[id] + " has a -fpatchable-function-entry entry that was not "
+                           "patched at start-up (entries are rewritten only then): it is not counted; select it in "
+                           "the configuration the run starts with");
+      }
+    }
+  }
   if (found_count == 0 && set_.load(std::memory_order_relaxed) == nullptr) return 0;  // nothing to count at start
   set_.store(set.get(), std::memory_order_release);  // pairs with find()'s acquire
   sets_.push_back(std::move(set));  // the old sets stay: a hook may still be probing one
@@ -310,6 +331,17 @@ void FunctionCounters::exit(const void* function) {
   if (id < 0) return;
   ThreadCounters* thread = t_counters;
   if (thread != nullptr) exit_id(*thread, static_cast<uint32_t>(id));
+}
+
+int FunctionCounters::enter_patched(const void* function) {
+  int id = find(function);
+  if (id >= 0) enter_id(*thread_counters(), static_cast<uint32_t>(id));
+  return id;
+}
+
+void FunctionCounters::exit_patched(uint32_t id) {
+  ThreadCounters* thread = t_counters;
+  if (thread != nullptr) exit_id(*thread, id);
 }
 
 void FunctionCounters::calibrate() {

@@ -92,6 +92,12 @@ class FunctionCounters {
   /// The hooks (application threads). Unselected addresses return after one set lookup.
   void enter(const void* function);
   void exit(const void* function);
+  /// The patched-entry hooks (entry_patch.cpp): enter returns the function's id, or -1 when it is not
+  /// selected (then nothing was counted and exit must not be called); exit takes that id.
+  int enter_patched(const void* function);
+  void exit_patched(uint32_t id);
+  /// Selected functions whose -fpatchable-function-entry NOPs were patched at start-up.
+  std::size_t patched() const { return patched_.size(); }
 
   /// Every (thread, function) with calls; profiler thread.
   std::vector<FunctionTotals> totals() const;
@@ -146,6 +152,8 @@ class FunctionCounters {
   std::array<std::atomic<int>, kMaxEvents> read_mode_{};
   std::array<std::string, kMaxEvents> read_reason_;  // written before read_mode_'s release store
   std::atomic<bool> read_reported_{false};
+  std::vector<std::pair<uintptr_t, uint32_t>> resolved_;  // the last publish's (address, id)s
+  std::vector<uintptr_t> patched_;  // entries patched at start-up (sorted)
 };
 
 }  // namespace whatif::fncounters

@@ -317,5 +317,65 @@ TEST_F(Integration, ExportPprofCarriesCountersThatGoToolPprofReads) {
   EXPECT_NE(r.out.find("page-faults_inclusive/count"), std::string::npos) << r.out;
 }
 
+TEST_F(Integration, CountersPatchTheEntriesOfAPatchableBuild) {
+  // The same known-answer program built with -fpatchable-function-entry=5 instead of
+  // -finstrument-functions: the selected functions' entry NOPs are patched at start-up; the counts
+  // must be those of the instrumented build.
+  std::string config = write_config(path("counters.conf"), "function parent\nfunction leaf\nfunction recurse\n");
+  std::string out = path("profile.jsonl");
+  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters_patchable")}, {}, dir_);
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("done"), std::string::npos) << "the patched program ran to its end: " << e;
+  Profile profile = load_profile(out);
+  auto threads = by_thread(profile);
+  ASSERT_EQ(threads.size(), 2u) << e;
+  long main_tid = profile.headers.at(0).pid;
+  auto& main_thread = threads[main_tid];
+  long worker_tid = threads.begin()->first == main_tid ? threads.rbegin()->first : threads.begin()->first;
+  auto& worker = threads[worker_tid];
+  EXPECT_EQ(main_thread["parent"].calls, 10u);
+  EXPECT_EQ(main_thread["leaf"].calls, 10u);
+  EXPECT_EQ(main_thread["recurse"].calls, 3u) << "recursion counted once per outermost call";
+  EXPECT_EQ(worker["parent"].calls, 5u);
+  EXPECT_EQ(worker["leaf"].calls, 12u);
+  for (auto* functions : {&main_thread, &worker}) {
+    const Counters& parent = (*functions)["parent"];
+    double calls = static_cast<double>(parent.calls);
+    EXPECT_GE(parent.inclusive_ns / calls, 4.9e6);
+    EXPECT_GE(parent.exclusive_ns / calls, 2.9e6);
+    EXPECT_LT(parent.exclusive_ns / calls, parent.inclusive_ns / calls - 1.9e6) << "the callee's time is excluded";
+  }
+  EXPECT_GE(main_thread["recurse"].inclusive_ns / 3.0, 0.9e6);
+}
+
+TEST_F(Integration, CountersSayAPatchableEntrySelectedOnlyByAReloadIsNotCounted) {
+  std::string first = write_config(path("first.conf"), "function leaf\n");
+  std::string second = write_config(path("second.conf"), "function leaf\nfunction parent\n");
+  std::string out = path("profile.jsonl");
+  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program("fncounters_patchable"), "reload", dir_},
+              {}, dir_);
+  ASSERT_TRUE(eventually([&] { return !read_file(path("pid")).empty(); })) << "the program never reached its pause";
+  std::string pid = read_file(path("pid"));
+  pid.erase(pid.find_last_not_of("\n") + 1);
+  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir_);
+  ASSERT_EQ(ctl.wait().status, 0);
+  EXPECT_TRUE(eventually([&] { return read_file(out).find("--counters reload: now counting 2 of the 2") != std::string::npos; }))
+      << read_file(out);
+  std::ofstream(path("go")) << "go\n";
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  Profile profile = load_profile(out);
+  std::map<std::string, uint64_t> calls;
+  for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
+  EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
+  EXPECT_EQ(calls["parent"], 0u) << "its entry was never patched";
+  bool said = false;
+  for (const std::string& warning : profile.warnings) {
+    said = said || warning.find("parent has a -fpatchable-function-entry entry that was not patched") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace itest
