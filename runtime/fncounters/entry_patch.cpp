@@ -129,11 +129,17 @@ void write_stub(uint8_t* at, uintptr_t target) {
 
 }  // namespace
 
-bool has_patchable_entry(const uint8_t* entry) {
-  for (int i = 0; i < 5; ++i) {
-    if (entry[i] != 0x90) return false;
-  }
-  return true;
+int patchable_entry_offset(const uint8_t* entry) {
+  auto nops = [](const uint8_t* at) {
+    for (int i = 0; i < 5; ++i) {
+      if (at[i] != 0x90) return false;
+    }
+    return true;
+  };
+  if (nops(entry)) return 0;
+  const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+  if (std::memcmp(entry, endbr64, sizeof(endbr64)) == 0 && nops(entry + 4)) return 4;
+  return -1;
 }
 
 std::size_t patch_entries(const std::vector<uintptr_t>& entries, FunctionCounters* counters,

@@ -12,16 +12,17 @@ namespace whatif::fncounters {
 
 class FunctionCounters;
 
-/// The bytes -fpatchable-function-entry=5 puts at a function's entry: five one-byte NOPs.
-bool has_patchable_entry(const uint8_t* entry);
+/// Where -fpatchable-function-entry=5's five one-byte NOPs start in a function: 0 at the entry, 4
+/// after an `endbr64` (-fcf-protection builds), -1 when the function has none.
+int patchable_entry_offset(const uint8_t* entry);
 
-/// Patches `entries` (selected functions whose entry has_patchable_entry) to call the trampoline,
+/// Patches `entries` (the NOPs' addresses of selected functions) to call the trampoline,
 /// whose hooks report to `counters`. Only while the process has one thread: returns how many were
 /// patched and appends to `warnings` why any was not.
 std::size_t patch_entries(const std::vector<uintptr_t>& entries, FunctionCounters* counters,
                           std::vector<std::string>& warnings);
 
-/// The trampolines' C side (application threads). `fn`: the patched function's entry; `slot`: where
+/// The trampolines' C side (application threads). `fn`: the patched NOPs' address; `slot`: where
 /// its return address is. Enter returns after hooking (or not, when `fn` is no longer selected or the
 /// shadow stack is full); exit returns the real return address.
 extern "C" void whatif_fncounters_patched_enter(uintptr_t fn, uintptr_t* slot);

@@ -104,7 +104,10 @@ void FunctionCounters::start(const std::vector<std::string>& functions, const st
   // to the trampoline now, while this is the only thread; unselected ones keep their NOPs.
   std::vector<uintptr_t> entries;
   for (const auto& [address, id] : resolved_) {
-    if (id != kCalibrationId && has_patchable_entry(reinterpret_cast<const uint8_t*>(address))) entries.push_back(address);
+    if (id == kCalibrationId) continue;
+    if (int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address)); offset >= 0) {
+      entries.push_back(address + static_cast<uintptr_t>(offset));
+    }
   }
   std::sort(entries.begin(), entries.end());
   entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
@@ -156,6 +159,14 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
                        " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
                        "them, without parameters to select every overload) and do not strip the binary");
   }
+  // A patched entry after an endbr64 reports the NOPs' address: it names the function too.
+  for (std::size_t i = 0, n = addresses.size(); i < n; ++i) {
+    uintptr_t nops = addresses[i].first + 4;
+    if (patchable_entry_offset(reinterpret_cast<const uint8_t*>(addresses[i].first)) == 4 ||
+        std::binary_search(patched_.begin(), patched_.end(), nops)) {  // patched already: no NOPs left to see
+      addresses.emplace_back(addresses[i].first + 4, addresses[i].second);
+    }
+  }
   addresses.emplace_back(reinterpret_cast<uintptr_t>(&calibration_target), kCalibrationId);
   auto set = std::make_unique<Set>();
   std::size_t capacity = 16;
@@ -167,8 +178,12 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
   resolved_ = addresses;
   if (set_.load(std::memory_order_relaxed) != nullptr) {
     for (const auto& [address, id] : addresses) {
-      if (id == kCalibrationId || std::binary_search(patched_.begin(), patched_.end(), address)) continue;
-      if (has_patchable_entry(reinterpret_cast<const uint8_t*>(address))) {
+      if (id == kCalibrationId) continue;
+      int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address));
+      if (offset < 0 || std::binary_search(patched_.begin(), patched_.end(), address + static_cast<uintptr_t>(offset))) {
+        continue;
+      }
+      {
         warnings.push_back("--counters reload: " + names_[id] + " has a -fpatchable-function-entry entry that was not "
                            "patched at start-up (entries are rewritten only then): it is not counted; select it in "
                            "the configuration the run starts with");
