@@ -28,6 +28,7 @@ asm(R"(
   .hidden whatif_fncounters_entry_trampoline
   .type whatif_fncounters_entry_trampoline, @function
 whatif_fncounters_entry_trampoline:
+  endbr64
   pushq %rax
   pushq %rdi
   pushq %rsi
