@@ -81,18 +81,7 @@ class ThreadTable {
   std::vector<counters::Counts> live() {
     std::vector<counters::Counts> rows;
     for (uint32_t tid : order_) {
-      auto& thread = threads_[tid];
-      if (thread.gone) continue;
-      counters::Counts counts;
-      counts.pid = pid_;
-      counts.tid = tid;
-      counts.name = thread.name;
-      counts.readings.assign(columns_.size(), {});
-      for (std::size_t i = 0; i < columns_.size(); ++i) {
-        if (thread.events[i].is_open()) thread.events[i].read(counts.readings[i]);
-        if (events_[i].encoding.type == PERF_TYPE_SOFTWARE) counts.readings[i].time_running = counts.readings[i].time_enabled;
-      }
-      rows.push_back(std::move(counts));
+      if (!threads_[tid].gone) rows.push_back(read(tid));
     }
     return rows;
   }
@@ -102,15 +91,7 @@ class ThreadTable {
     std::vector<counters::Counts> rows;
     for (uint32_t tid : order_) {
       auto& thread = threads_[tid];
-      counters::Counts counts;
-      counts.pid = pid_;
-      counts.tid = tid;
-      counts.name = thread.name;
-      counts.readings.assign(columns_.size(), {});
-      for (std::size_t i = 0; i < columns_.size(); ++i) {
-        if (thread.events[i].is_open()) thread.events[i].read(counts.readings[i]);
-        if (events_[i].encoding.type == PERF_TYPE_SOFTWARE) counts.readings[i].time_running = counts.readings[i].time_enabled;
-      }
+      counters::Counts counts = read(tid);
       auto end = thread.gone ? thread.last_seen : std::chrono::steady_clock::now();
       counts.wall_ns = std::chrono::duration<double, std::nano>(end - thread.first_seen).count();
       rows.push_back(std::move(counts));
@@ -125,6 +106,21 @@ class ThreadTable {
     std::chrono::steady_clock::time_point first_seen, last_seen;
     bool seen = false, gone = false;
   };
+
+  /// A thread's readings now (an exited thread's events keep their last count).
+  counters::Counts read(uint32_t tid) {
+    auto& thread = threads_[tid];
+    counters::Counts counts;
+    counts.pid = pid_;
+    counts.tid = tid;
+    counts.name = thread.name;
+    counts.readings.assign(columns_.size(), {});
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      if (thread.events[i].is_open()) thread.events[i].read(counts.readings[i]);
+      if (events_[i].encoding.type == PERF_TYPE_SOFTWARE) counts.readings[i].time_running = counts.readings[i].time_enabled;
+    }
+    return counts;
+  }
 
   void open_thread(uint32_t tid, bool before_exec) {
     Thread& thread = threads_[tid];

@@ -133,24 +133,32 @@ bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono:
   return true;
 }
 
-TEST_F(Integration, CountersReloadSwapsTheSelectedFunctionsWhileRunning) {
-  std::string first = write_config(path("first.conf"), "function leaf\n");
-  std::string second = write_config(path("second.conf"), "function parent\n");
-  std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program("fncounters"), "reload", dir_}, {},
-              dir_);
-  ASSERT_TRUE(eventually([&] { return !read_file(path("pid")).empty(); })) << "the program never reached its pause";
-  std::string pid = read_file(path("pid"));
+/// Runs `fncounters`-built `build` in its reload mode under `--counters first`, reloads `second`
+/// at its pause, waits for the runtime's `swapped` warning, lets it finish; `profile` gets the result.
+void run_with_reload(const std::string& dir, const std::string& build, const std::string& first,
+                     const std::string& second, const std::string& swapped, Profile& profile) {
+  std::filesystem::remove(dir + "/pid");
+  std::filesystem::remove(dir + "/go");
+  std::string out = dir + "/" + build + ".jsonl";
+  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program(build), "reload", dir}, {}, dir);
+  ASSERT_TRUE(eventually([&] { return !read_file(dir + "/pid").empty(); })) << "the program never reached its pause";
+  std::string pid = read_file(dir + "/pid");
   pid.erase(pid.find_last_not_of("\n") + 1);
-  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir_);
+  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir);
   Exit c = ctl.wait();
   ASSERT_EQ(c.status, 0) << c;
-  EXPECT_TRUE(eventually([&] { return read_file(out).find("--counters reload: now counting 1 of the 1") != std::string::npos; }))
-      << read_file(out);
-  std::ofstream(path("go")) << "go\n";
+  EXPECT_TRUE(eventually([&] { return read_file(out).find(swapped) != std::string::npos; })) << read_file(out);
+  std::ofstream(dir + "/go") << "go\n";
   Exit e = child.wait();
   ASSERT_EQ(e.status, 0) << e;
-  Profile profile = load_profile(out);
+  profile = load_profile(out);
+}
+
+TEST_F(Integration, CountersReloadSwapsTheSelectedFunctionsWhileRunning) {
+  Profile profile;
+  run_with_reload(dir_, "fncounters", write_config(path("first.conf"), "function leaf\n"),
+                  write_config(path("second.conf"), "function parent\n"), "--counters reload: now counting 1 of the 1",
+                  profile);
   std::map<std::string, uint64_t> calls;
   for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
   EXPECT_EQ(calls["leaf"], 5u) << "leaf counted before the reload only";
@@ -356,34 +364,20 @@ TEST_F(Integration, CountersPatchTheEntriesOfAPatchableBuild) {
 TEST_F(Integration, CountersSayAPatchableEntrySelectedOnlyByAReloadIsNotCounted) {
   // After the reload, the set is rebuilt: a patched entry after an endbr64 must still be found.
   for (const char* build : {"fncounters_patchable", "fncounters_patchable_cet"}) {
-  SCOPED_TRACE(build);
-  std::filesystem::remove(path("pid"));
-  std::filesystem::remove(path("go"));
-  std::string first = write_config(path("first.conf"), "function leaf\n");
-  std::string second = write_config(path("second.conf"), "function leaf\nfunction parent\n");
-  std::string out = path(std::string(build) + ".jsonl");
-  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program(build), "reload", dir_},
-              {}, dir_);
-  ASSERT_TRUE(eventually([&] { return !read_file(path("pid")).empty(); })) << "the program never reached its pause";
-  std::string pid = read_file(path("pid"));
-  pid.erase(pid.find_last_not_of("\n") + 1);
-  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir_);
-  ASSERT_EQ(ctl.wait().status, 0);
-  EXPECT_TRUE(eventually([&] { return read_file(out).find("--counters reload: now counting 2 of the 2") != std::string::npos; }))
-      << read_file(out);
-  std::ofstream(path("go")) << "go\n";
-  Exit e = child.wait();
-  ASSERT_EQ(e.status, 0) << e;
-  Profile profile = load_profile(out);
-  std::map<std::string, uint64_t> calls;
-  for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
-  EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
-  EXPECT_EQ(calls["parent"], 0u) << "its entry was never patched";
-  bool said = false;
-  for (const std::string& warning : profile.warnings) {
-    said = said || warning.find("parent has a -fpatchable-function-entry entry that was not patched") != std::string::npos;
-  }
-  EXPECT_TRUE(said);
+    SCOPED_TRACE(build);
+    Profile profile;
+    run_with_reload(dir_, build, write_config(path("first.conf"), "function leaf\n"),
+                    write_config(path("second.conf"), "function leaf\nfunction parent\n"),
+                    "--counters reload: now counting 2 of the 2", profile);
+    std::map<std::string, uint64_t> calls;
+    for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
+    EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
+    EXPECT_EQ(calls["parent"], 0u) << "its entry was never patched";
+    bool said = false;
+    for (const std::string& warning : profile.warnings) {
+      said = said || warning.find("parent has a -fpatchable-function-entry entry that was not patched") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
   }
 }
 
