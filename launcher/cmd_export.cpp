@@ -1,11 +1,18 @@
 // `whatif export --bolt PROFILE`: writes a profile's software branch records (`whatif run --lbr`) in
-// an optimiser's input format on stdout. Launcher process, single-threaded.
+// an optimiser's input format on stdout; `whatif export --pprof [-o FILE] PROFILE`: its function
+// counters and line samples as a pprof profile. Launcher process, single-threaded.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fmt/format.h>
 
 #include "analysis/branches/bolt_export.h"
 #include "analysis/branches/branches.h"
+#include "analysis/counters/pprof.h"
+#include "analysis/profile/profile.h"
 #include "commands.h"
 
 namespace whatif::cli {
@@ -14,14 +21,53 @@ namespace {
 struct ExportArgs {
   std::string profile;
   bool bolt = false;
+  bool pprof = false;
+  std::string output;  // --pprof: the file (default: stdout, unless a terminal)
   std::string object;  // path suffix; empty: the first object with branches (the program)
 };
 
-int run_export(const ExportArgs& args) {
-  if (!args.bolt) {
-    fmt::print(stderr, "whatif export: choose a format: --bolt (llvm-bolt fdata)\n");
+int run_pprof(const ExportArgs& args) {
+  auto profile = analysis::read_profile(args.profile);
+  if (!profile) {
+    fmt::print(stderr, "whatif export: {}\n", profile.error());
+    return 1;
+  }
+  auto message = counters::pprof_profile(*profile);
+  if (!message) {
+    fmt::print(stderr, "whatif export: {}\n", message.error());
+    return 1;
+  }
+  auto compressed = counters::gzip(*message);
+  if (!compressed) {
+    fmt::print(stderr, "whatif export: --pprof: {}\n", compressed.error());
+    return 1;
+  }
+  if (args.output.empty() && isatty(STDOUT_FILENO)) {
+    fmt::print(stderr, "whatif export: --pprof writes a binary file: give -o FILE (e.g. -o profile.pb.gz) or redirect stdout\n");
     return 2;
   }
+  FILE* out = args.output.empty() ? stdout : std::fopen(args.output.c_str(), "wb");
+  if (out == nullptr) {
+    fmt::print(stderr, "whatif export: -o {}: cannot write the file: {}\n", args.output, std::strerror(errno));
+    return 1;
+  }
+  bool written = std::fwrite(compressed->data(), 1, compressed->size(), out) == compressed->size();
+  if (out != stdout) written = std::fclose(out) == 0 && written;
+  if (!written) {
+    fmt::print(stderr, "whatif export: -o {}: write failed: {}\n", args.output.empty() ? "(stdout)" : args.output,
+               std::strerror(errno));
+    return 1;
+  }
+  if (!args.output.empty()) fmt::print(stderr, "whatif export: wrote {} (view with `go tool pprof -top {}`)\n", args.output, args.output);
+  return 0;
+}
+
+int run_export(const ExportArgs& args) {
+  if (args.bolt == args.pprof) {
+    fmt::print(stderr, "whatif export: choose one format: --bolt (llvm-bolt fdata) or --pprof (pprof profile.proto)\n");
+    return 2;
+  }
+  if (args.pprof) return run_pprof(args);
   auto branches = analysis::read_branches(args.profile);
   if (!branches) {
     fmt::print(stderr, "whatif export: {}\n", branches.error());
@@ -54,8 +100,13 @@ int run_export(const ExportArgs& args) {
 
 void register_export(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* command = app.add_subcommand("export", "Write a profile's branch records (whatif run --lbr) for an optimiser");
+  CLI::App* command = app.add_subcommand(
+      "export", "Write a profile's branch records (whatif run --lbr) for an optimiser, or its counters for pprof");
   command->add_flag("--bolt", args->bolt, "llvm-bolt's branch fdata (llvm-bolt BINARY -data=FILE)");
+  command->add_flag("--pprof", args->pprof,
+                    "pprof's profile.proto, gzipped: function counters (whatif run --counters) as sample types, and "
+                    "line samples");
+  command->add_option("-o,--output", args->output, "--pprof: the file to write (default: stdout)");
   command->add_option("--object", args->object, "The object to export, by path suffix (default: the program)");
   command->add_option("profile", args->profile, "The profile (whatif run --lbr)")->required();
   command->callback([&commands, args] { commands.run = [args] { return run_export(*args); }; });

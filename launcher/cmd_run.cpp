@@ -154,13 +154,37 @@ bool resolve_counters(RunOptions& options) {
   }
   options.counter_functions = config->functions;
   std::vector<std::string> forced = counters::forced_unavailable_events();
-  for (const std::string& name : config->events) {
+  std::map<std::string, os::EventEncoding> resolved;
+  auto resolve = [&](const std::string& name) -> bool {
+    if (resolved.count(name)) return true;
     auto event = counters::resolve_event(name);
     if (!event) {
       fail("--counters " + options.counters + ": " + event.error());
       return false;
     }
-    options.counter_events.push_back({name, event->encoding, counters::is_forced_unavailable(name, forced)});
+    resolved[name] = event->encoding;
+    return true;
+  };
+  for (const std::string& name : config->events) {
+    if (!resolve(name)) return false;
+  }
+  for (const auto& set : config->event_sets) {
+    for (const std::string& name : set) {
+      if (!resolve(name)) return false;
+    }
+  }
+  auto hardware = [&](const std::string& name) { return counters::needs_pmu_counter(resolved.at(name)); };
+  for (const counters::EventPlacement& placed : counters::place_events(*config, hardware)) {
+    options.counter_events.push_back(
+        {placed.name, resolved.at(placed.name), counters::is_forced_unavailable(placed.name, forced), placed.set});
+  }
+  options.counter_cycle = config->cycle;
+  options.counter_interval_ms = config->interval_ms;
+  // CPI and utilisation over time (Gregg's first questions): the process's task-clock, instructions and cycles.
+  for (const char* name : {"task-clock", "instructions", "cycles"}) {
+    auto event = counters::resolve_event(name);
+    if (!event) continue;  // libpfm4 knows these three on every machine; nothing to count otherwise
+    options.interval_events.push_back({name, event->encoding, counters::is_forced_unavailable(name, forced), -1});
   }
   return true;
 }

@@ -77,20 +77,21 @@ class ThreadTable {
     }
   }
 
+  /// The current readings of the threads still alive, in order of discovery (for -I's thread rows).
+  std::vector<counters::Counts> live() {
+    std::vector<counters::Counts> rows;
+    for (uint32_t tid : order_) {
+      if (!threads_[tid].gone) rows.push_back(read(tid));
+    }
+    return rows;
+  }
+
   /// Final readings (an event of an exited thread keeps its last count), in order of discovery.
   std::vector<counters::Counts> finish() {
     std::vector<counters::Counts> rows;
     for (uint32_t tid : order_) {
       auto& thread = threads_[tid];
-      counters::Counts counts;
-      counts.pid = pid_;
-      counts.tid = tid;
-      counts.name = thread.name;
-      counts.readings.assign(columns_.size(), {});
-      for (std::size_t i = 0; i < columns_.size(); ++i) {
-        if (thread.events[i].is_open()) thread.events[i].read(counts.readings[i]);
-        if (events_[i].encoding.type == PERF_TYPE_SOFTWARE) counts.readings[i].time_running = counts.readings[i].time_enabled;
-      }
+      counters::Counts counts = read(tid);
       auto end = thread.gone ? thread.last_seen : std::chrono::steady_clock::now();
       counts.wall_ns = std::chrono::duration<double, std::nano>(end - thread.first_seen).count();
       rows.push_back(std::move(counts));
@@ -105,6 +106,21 @@ class ThreadTable {
     std::chrono::steady_clock::time_point first_seen, last_seen;
     bool seen = false, gone = false;
   };
+
+  /// A thread's readings now (an exited thread's events keep their last count).
+  counters::Counts read(uint32_t tid) {
+    auto& thread = threads_[tid];
+    counters::Counts counts;
+    counts.pid = pid_;
+    counts.tid = tid;
+    counts.name = thread.name;
+    counts.readings.assign(columns_.size(), {});
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      if (thread.events[i].is_open()) thread.events[i].read(counts.readings[i]);
+      if (events_[i].encoding.type == PERF_TYPE_SOFTWARE) counts.readings[i].time_running = counts.readings[i].time_enabled;
+    }
+    return counts;
+  }
 
   void open_thread(uint32_t tid, bool before_exec) {
     Thread& thread = threads_[tid];
@@ -234,6 +250,7 @@ int stat(const StatOptions& options) {
   auto interval = std::chrono::duration<double, std::milli>(options.interval_ms);
   auto next_row = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
   std::vector<os::CounterReading> previous(events.size());
+  std::map<uint32_t, std::vector<os::CounterReading>> thread_previous;
   auto previous_at = started;
   if (options.interval_ms > 0) fmt::print(out, "{}", counters::render_interval_header(columns));
   auto print_row = [&](std::chrono::steady_clock::time_point now) {
@@ -243,6 +260,18 @@ int stat(const StatOptions& options) {
     double at = std::chrono::duration<double, std::nano>(now - started).count();
     double length = std::chrono::duration<double, std::nano>(now - previous_at).count();
     fmt::print(out, "{}", counters::render_interval_row(columns, at, length, deltas));
+    // Per thread: each live thread's change since its previous row (since it was found, if new).
+    for (const counters::Counts& thread : threads.live()) {
+      auto& before = thread_previous[thread.tid];
+      before.resize(thread.readings.size());
+      std::vector<counters::Scaled> thread_deltas;
+      for (std::size_t i = 0; i < thread.readings.size(); ++i) {
+        thread_deltas.push_back(counters::scale_delta(before[i], thread.readings[i]));
+      }
+      fmt::print(out, "{}", counters::render_interval_row(columns, at, length, thread_deltas,
+                                                          fmt::format("tid {} {}", thread.tid, thread.name)));
+      before = thread.readings;
+    }
     std::fflush(out);
     previous = totals;
     previous_at = now;

@@ -64,6 +64,20 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
     std::vector<std::string> events;
     for (const CounterEventOption& event : options.counter_events) events.push_back(encode_counter_event(event));
     if (!events.empty()) out.emplace_back(env::kCounterEvents, env::join(events, env::kCommandSeparator));
+    bool cycled = false;
+    std::vector<std::string> sets;
+    for (const CounterEventOption& event : options.counter_events) {
+      sets.push_back(event.set < 0 ? "*" : std::to_string(event.set));
+      cycled = cycled || event.set >= 0;
+    }
+    if (cycled) {
+      out.emplace_back(env::kCounterSets, env::join(sets, env::kListSeparator));
+      out.emplace_back(env::kCounterCycle, std::to_string(options.counter_cycle));
+    }
+    out.emplace_back(env::kCounterIntervalMs, std::to_string(options.counter_interval_ms));
+    std::vector<std::string> interval;
+    for (const CounterEventOption& event : options.interval_events) interval.push_back(encode_counter_event(event));
+    if (!interval.empty()) out.emplace_back(env::kIntervalEvents, env::join(interval, env::kCommandSeparator));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // What `whatif run` was asked for (its command line) and how it reaches libwhatif.so: the WHATIF_*
 // environment of format/environment.json. Launcher process, single-threaded.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@ struct CounterEventOption {
   std::string name;
   os::EventEncoding encoding;
   bool forced_unavailable = false;  ///< WHATIF_UNAVAILABLE_EVENTS names it
+  int set = -1;                     ///< its event set (cycled by call count); -1: counted in every call
 };
 
 struct RunOptions {
@@ -42,6 +44,9 @@ struct RunOptions {
   std::string counters;  ///< --counters CONFIG (the file; parsed into the two fields below)
   std::vector<std::string> counter_functions;
   std::vector<CounterEventOption> counter_events;
+  uint32_t counter_cycle = 10;        ///< `cycle N`
+  uint32_t counter_interval_ms = 100;  ///< `interval MS`
+  std::vector<CounterEventOption> interval_events;  ///< task-clock, instructions, cycles per interval
   std::vector<std::string> command;
 };
 

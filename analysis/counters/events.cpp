@@ -93,6 +93,11 @@ std::vector<std::string> split_event_list(const std::vector<std::string>& argume
   return names;
 }
 
+bool needs_pmu_counter(const os::EventEncoding& encoding) {
+  return encoding.type != PERF_TYPE_SOFTWARE && encoding.type != PERF_TYPE_TRACEPOINT &&
+         encoding.type != PERF_TYPE_BREAKPOINT;
+}
+
 std::string open_failure_reason(int negative_errno) {
   int error = -negative_errno;
   switch (error) {

@@ -25,6 +25,9 @@ Result<ResolvedEvent> resolve_event(const std::string& name, bool include_kernel
 /// and libpfm4's PMU prefixes (`perf::cycles`) stay part of a name.
 std::vector<std::string> split_event_list(const std::vector<std::string>& arguments);
 
+/// Whether an event occupies a hardware PMU counter (not a software, tracepoint or breakpoint event).
+bool needs_pmu_counter(const os::EventEncoding& encoding);
+
 /// Why an event could not be opened, from perf_event_open's -errno, in words a user can act on.
 std::string open_failure_reason(int negative_errno);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -38,7 +39,11 @@ struct Row {
   std::string thread;  // empty in the per-function table
   uint64_t calls = 0;
   double inclusive_ns = 0, exclusive_ns = 0;
-  std::map<std::string, std::pair<double, double>> events;
+  struct EventSum {
+    double inclusive = 0, exclusive = 0;
+    double measured = 0;  ///< calls in which it counted (all of them unless event sets cycled)
+  };
+  std::map<std::string, EventSum> events;
 };
 
 void add(Row& row, const analysis::FunctionCounters& record) {
@@ -46,10 +51,19 @@ void add(Row& row, const analysis::FunctionCounters& record) {
   row.inclusive_ns += record.inclusive_ns;
   row.exclusive_ns += record.exclusive_ns;
   for (const auto& event : record.events) {
-    auto& [inclusive, exclusive] = row.events[event.name];
-    inclusive += event.inclusive;
-    exclusive += event.exclusive;
+    Row::EventSum& sum = row.events[event.name];
+    sum.inclusive += event.inclusive;
+    sum.exclusive += event.exclusive;
+    sum.measured += event.measured >= 0 ? event.measured : static_cast<double>(record.calls);
   }
+}
+
+/// An event's count per call, scaled to every call when it counted in only some (cycled event
+/// sets: per call = count / calls counted), with `*` then; "n/a" when it counted in none.
+std::string event_per_call(double total, const Row::EventSum& sum, uint64_t calls) {
+  if (sum.measured <= 0) return calls == 0 ? "-" : "n/a";
+  std::string text = per_call(total * static_cast<double>(calls) / sum.measured, calls, false);
+  return sum.measured < static_cast<double>(calls) ? text + "*" : text;
 }
 
 std::string render_table(const std::vector<Row>& rows, const std::vector<std::string>& events,
@@ -73,8 +87,8 @@ std::string render_table(const std::vector<Row>& rows, const std::vector<std::st
       auto found = row.events.find(event);
       bool absent = found == row.events.end() ||
                     std::find(unavailable.begin(), unavailable.end(), event) != unavailable.end();
-      line.push_back(absent ? "n/a" : per_call(found->second.first, row.calls, false));
-      line.push_back(absent ? "n/a" : per_call(found->second.second, row.calls, false));
+      line.push_back(absent ? "n/a" : event_per_call(found->second.inclusive, found->second, row.calls));
+      line.push_back(absent ? "n/a" : event_per_call(found->second.exclusive, found->second, row.calls));
     }
     cells.push_back(line);
   }
@@ -117,15 +131,56 @@ Result<FunctionConfig> parse_function_config(const std::string& text, const std:
       }
       if (names.empty()) return Error{where() + ": `events` needs names, e.g. `events task-clock,page-faults`"};
       for (const std::string& name : names) add_unique(config.events, name);
+    } else if (keyword == "eventset") {
+      std::vector<std::string> names;
+      for (const std::string& name : split_event_list({value})) {
+        if (std::string trimmed = trim(name); !trimmed.empty()) add_unique(names, trimmed);
+      }
+      if (names.empty()) return Error{where() + ": `eventset` needs names, e.g. `eventset cycles,instructions`"};
+      config.event_sets.push_back(names);
+    } else if (keyword == "counters" || keyword == "cycle" || keyword == "interval") {
+      char* end = nullptr;
+      unsigned long number = value.empty() ? 0 : std::strtoul(value.c_str(), &end, 10);
+      bool zero_ok = keyword == "interval";
+      unsigned long most = keyword == "interval" ? 60000 : keyword == "counters" ? 64 : 1000000000;
+      if (value.empty() || *end != '\0' || (number == 0 && !zero_ok) || number > most) {
+        return Error{where() + fmt::format(": `{}` needs a whole number from {} to {}, e.g. `{} {}`", keyword,
+                                           zero_ok ? 0 : 1, most, keyword,
+                                           keyword == "interval" ? 100 : keyword == "counters" ? 4 : 10)};
+      }
+      uint32_t& field = keyword == "counters" ? config.counters : keyword == "cycle" ? config.cycle : config.interval_ms;
+      field = static_cast<uint32_t>(number);
     } else {
       return Error{where() + ": unknown keyword '" + keyword +
-                   "': each line is `function NAME` or `events A,B,...` (`#` starts a comment)"};
+                   "': each line is `function NAME`, `events A,B,...`, `eventset A,B,...`, `counters N`, "
+                   "`cycle N` or `interval MS` (`#` starts a comment)"};
     }
   }
   if (config.functions.empty()) {
     return Error{"--counters " + source + ": names no function: add a line `function NAME` for each function to count"};
   }
   return config;
+}
+
+std::vector<EventPlacement> place_events(const FunctionConfig& config,
+                                         const std::function<bool(const std::string&)>& hardware) {
+  std::vector<EventPlacement> out;
+  int sets = static_cast<int>(config.event_sets.size());
+  std::vector<std::string> pool;  // `events`' hardware events, split into sets after the explicit ones
+  for (const std::string& name : config.events) {
+    if (hardware(name)) pool.push_back(name);
+    else out.push_back({name, -1});
+  }
+  for (int set = 0; set < sets; ++set) {
+    for (const std::string& name : config.event_sets[static_cast<std::size_t>(set)]) out.push_back({name, set});
+  }
+  uint32_t per_set = std::max<uint32_t>(1, config.counters);
+  // Hardware events that fit the counters with no explicit set need no cycling: every call counts them.
+  bool cycle_pool = sets > 0 || pool.size() > per_set;
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    out.push_back({pool[i], cycle_pool ? sets + static_cast<int>(i / per_set) : -1});
+  }
+  return out;
 }
 
 Result<FunctionConfig> read_function_config(const std::string& path) {
@@ -165,8 +220,18 @@ std::string render_function_counters(const analysis::Profile& profile) {
   out += render_table(by_function, events, unavailable, false);
   out += "\nPer thread (pid/tid):\n\n";
   out += render_table(by_thread, events, unavailable, true);
+  // Events that counted in only some calls (event sets cycled by call count): their share.
+  for (const auto& [name, row] : functions) {
+    for (const auto& [event, sum] : row.events) {
+      if (sum.measured < static_cast<double>(row.calls) && sum.measured > 0) {
+        out += fmt::format("\n* {} in {}: counted in {:.0f} of {} calls (event sets cycle by call count); per call = "
+                           "count / calls counted",
+                           event, name, sum.measured, row.calls);
+      }
+    }
+  }
   for (const std::string& event : unavailable) out += "\n" + event + ": not available on this machine (see the profile's warning)";
-  if (!unavailable.empty()) out += "\n";
+  if (out.back() != '\n') out += "\n";
   return out;
 }
 

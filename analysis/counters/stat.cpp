@@ -187,7 +187,7 @@ std::string render_stat(const StatTable& table) {
 std::string render_interval_header(const std::vector<EventColumn>& columns) {
   std::string out = fmt::format("# {:>10} {:>9}", "time(s)", "util");
   for (const auto& column : columns) out += fmt::format(" {:>18}", column.name);
-  out += fmt::format(" {:>7}\n", "CPI");
+  out += fmt::format(" {:>7}  (process; then each live thread's row, indented, named after its CPI)\n", "CPI");
   for (const auto& column : columns) {
     if (!column.available) out += fmt::format("# {}: not available on this machine ({})\n", column.name, column.reason);
   }
@@ -195,9 +195,9 @@ std::string render_interval_header(const std::vector<EventColumn>& columns) {
 }
 
 std::string render_interval_row(const std::vector<EventColumn>& columns, double at_ns, double interval_ns,
-                                const std::vector<Scaled>& deltas) {
+                                const std::vector<Scaled>& deltas, const std::string& thread) {
   Derived derived = derive(columns, deltas, interval_ns);
-  std::string out = fmt::format("  {:>10.3f} {:>9}", at_ns / 1e9,
+  std::string out = fmt::format("{}{:>10.3f} {:>9}", thread.empty() ? "  " : "   ", at_ns / 1e9,
                                 derived.utilisation ? fmt::format("{:.3f}", *derived.utilisation) : "n/a");
   for (std::size_t i = 0; i < columns.size(); ++i) {
     if (!columns[i].available) {
@@ -208,8 +208,9 @@ std::string render_interval_row(const std::vector<EventColumn>& columns, double 
     if (deltas[i].fraction < 0.9995) value += fmt::format(" ({:.0f}%)", 100 * deltas[i].fraction);
     out += fmt::format(" {:>18}", value);
   }
-  out += fmt::format(" {:>7}\n", derived.cpi ? fmt::format("{:.2f}", *derived.cpi) : "n/a");
-  return out;
+  out += fmt::format(" {:>7}", derived.cpi ? fmt::format("{:.2f}", *derived.cpi) : "n/a");
+  if (!thread.empty()) out += "  " + thread;
+  return out + "\n";
 }
 
 }  // namespace whatif::counters

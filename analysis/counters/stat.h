@@ -65,8 +65,10 @@ std::string render_stat(const StatTable& table);
 
 /// -I: the header line and one row per interval.
 std::string render_interval_header(const std::vector<EventColumn>& columns);
+/// `thread`: empty for the process row; else the thread it is (e.g. "tid 1234 worker"), printed after
+/// the row's CPI, the row indented under its process row.
 std::string render_interval_row(const std::vector<EventColumn>& columns, double at_ns, double interval_ns,
-                                const std::vector<Scaled>& deltas);
+                                const std::vector<Scaled>& deltas, const std::string& thread = "");
 
 /// "1,234,567" for counts, "12.345" ms for clocks.
 std::string format_count(double value);

@@ -181,8 +181,10 @@ void read_function_counters(const json& record, Profile& profile) {
   entry.exclusive_ns = number_or(record, f::exclusive_ns, 0);
   if (auto events = record.find(f::events); events != record.end() && events->is_object()) {
     for (auto& [name, pair] : events->items()) {
-      if (pair.is_array() && pair.size() == 2 && pair[0].is_number() && pair[1].is_number())
-        entry.events.push_back({name, pair[0].get<double>(), pair[1].get<double>()});
+      if (!pair.is_array() || pair.size() < 2 || !pair[0].is_number() || !pair[1].is_number()) continue;
+      // A third number where event sets cycle by call count: the calls in which it counted.
+      double measured = pair.size() >= 3 && pair[2].is_number() ? pair[2].get<double>() : -1;
+      entry.events.push_back({name, pair[0].get<double>(), pair[1].get<double>(), measured});
     }
   }
   for (FunctionCounters& existing : profile.function_counters) {

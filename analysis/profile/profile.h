@@ -124,6 +124,8 @@ struct FunctionCounters {
   struct Event {
     std::string name;
     double inclusive = 0, exclusive = 0;
+    /// Calls in which it counted (event sets cycled by call count); -1: every call.
+    double measured = -1;
   };
   std::vector<Event> events;  ///< by name
 };

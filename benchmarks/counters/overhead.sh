@@ -7,6 +7,16 @@
 #   selective    instrumented, --counters selecting `outer` only (one call in 10101 pays)
 #   all          instrumented, --counters selecting main, outer, middle and leaf
 #   whatif-only  vanilla build under whatif run (the causal profiler's own cost, for reference)
+#   middle-time  --counters selecting `middle` (100 calls a round), time only
+#   middle-both  the same with `events page-faults,context-switches`: both read at every call
+#   cycled-1     the same two events as two `eventset`s cycled every call (`cycle 1`): one read per
+#                call, two ioctls per switch
+#   cycled-10    the same with `cycle 10`: the switch's ioctls paid once per 10 calls
+#   cycled-100   the same with `cycle 100`
+#   patch-native built with -fpatchable-function-entry=5 (5 NOPs per entry), run natively
+#   patch-off    that build under whatif run, nothing selected (the NOPs stay NOPs)
+#   patch-sel    that build, --counters selecting `outer` (its entry patched at start-up)
+#   patch-middle that build, --counters selecting `middle` (compare middle-time)
 # Every whatif run uses --fixed-speedup 0 (no virtual-speedup delays). Also prints the calibrated
 # accuracy check: the per-call exclusive time of each function in the `all` run.
 # Usage: benchmarks/counters/overhead.sh BUILD_DIR [ROUNDS] [REPEATS] [VARIANTS...] (default: all of
@@ -24,8 +34,14 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cc -O2 -g -o "$OUT/vanilla" "$HERE/calls.c"
 cc -O2 -g -finstrument-functions -o "$OUT/instrumented" "$HERE/calls.c"
+cc -O2 -g -fpatchable-function-entry=5 -o "$OUT/patchable" "$HERE/calls.c"
 printf 'function outer\n' > "$OUT/selective.conf"
 printf 'function main\nfunction outer\nfunction middle\nfunction leaf\n' > "$OUT/all.conf"
+printf 'function middle\n' > "$OUT/middle-time.conf"
+printf 'function middle\nevents page-faults,context-switches\n' > "$OUT/middle-both.conf"
+printf 'function middle\neventset page-faults\neventset context-switches\ncycle 1\n' > "$OUT/cycled-1.conf"
+printf 'function middle\neventset page-faults\neventset context-switches\ncycle 10\n' > "$OUT/cycled-10.conf"
+printf 'function middle\neventset page-faults\neventset context-switches\ncycle 100\n' > "$OUT/cycled-100.conf"
 
 seconds() { local start end; start=$(date +%s.%N); "$@" > /dev/null 2>&1; end=$(date +%s.%N); echo "$end - $start" | bc -l; }
 declare -A times
@@ -37,6 +53,12 @@ run_variant() {
     whatif-only) seconds "$WHATIF" run -q --fixed-speedup 0 -o "$OUT/p.jsonl" --- "$OUT/vanilla" "$ROUNDS" ;;
     hooks-off) seconds "$WHATIF" run -q --fixed-speedup 0 -o "$OUT/p.jsonl" --- "$OUT/instrumented" "$ROUNDS" ;;
     selective) seconds "$WHATIF" run -q --fixed-speedup 0 --counters "$OUT/selective.conf" -o "$OUT/p.jsonl" --- "$OUT/instrumented" "$ROUNDS" ;;
+    patch-native) seconds "$OUT/patchable" "$ROUNDS" ;;
+    patch-off) seconds "$WHATIF" run -q --fixed-speedup 0 -o "$OUT/p.jsonl" --- "$OUT/patchable" "$ROUNDS" ;;
+    patch-sel) seconds "$WHATIF" run -q --fixed-speedup 0 --counters "$OUT/selective.conf" -o "$OUT/p.jsonl" --- "$OUT/patchable" "$ROUNDS" ;;
+    patch-middle) seconds "$WHATIF" run -q --fixed-speedup 0 --counters "$OUT/middle-time.conf" -o "$OUT/p.jsonl" --- "$OUT/patchable" "$ROUNDS" ;;
+    middle-time|middle-both|cycled-1|cycled-10|cycled-100)
+      seconds "$WHATIF" run -q --fixed-speedup 0 --counters "$OUT/$1.conf" -o "$OUT/p.jsonl" --- "$OUT/instrumented" "$ROUNDS" ;;
     all) seconds "$WHATIF" run -q --fixed-speedup 0 --counters "$OUT/all.conf" -o "$OUT/all.jsonl" --- "$OUT/instrumented" "$ROUNDS" ;;
   esac
 }

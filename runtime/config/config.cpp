@@ -3,6 +3,7 @@
 #include "config/config.h"
 
 #include <cstdlib>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "whatif/environment.h"
@@ -113,6 +114,32 @@ Config Config::from_environment() {
       else config.errors.push_back("--counters: malformed event encoding '" + item + "' from the launcher");
     }
   }
+  if (const char* value = env(names::kCounterSets)) {
+    std::vector<std::string> sets = names::split(value, names::kListSeparator, /*keep_empty=*/false);
+    for (std::size_t i = 0; i < sets.size() && i < config.counter_events.size(); ++i) {
+      uint64_t set = 0;
+      if (sets[i] == "*") config.counter_events[i].set = -1;
+      else if (parse_u64(sets[i].c_str(), set) && set < 64) config.counter_events[i].set = static_cast<int>(set);
+      else config.errors.push_back("--counters: malformed event set '" + sets[i] + "' from the launcher");
+    }
+  }
+  if (const char* value = env(names::kCounterCycle)) {
+    uint64_t cycle = 0;
+    if (parse_u64(value, cycle) && cycle >= 1 && cycle <= 1000000000) config.counter_cycle = static_cast<uint32_t>(cycle);
+    else config.errors.push_back(std::string("--counters cycle '") + value + "' must be 1 to 1000000000; using 10");
+  }
+  if (const char* value = env(names::kCounterIntervalMs)) {
+    uint64_t ms = 0;
+    if (parse_u64(value, ms) && ms <= 60000) config.counter_interval_ns = ms * 1000000ull;
+    else config.errors.push_back(std::string("--counters interval '") + value + "' must be 0 to 60000 ms; using 100");
+  }
+  if (const char* value = env(names::kIntervalEvents)) {
+    for (const std::string& item : names::split(value, names::kCommandSeparator, /*keep_empty=*/false)) {
+      if (auto event = parse_counter_event(item)) config.interval_events.push_back(*event);
+      else config.errors.push_back("--counters: malformed interval event encoding '" + item + "' from the launcher");
+    }
+  }
+  if (const char* value = env(names::kRdpmc)) config.rdpmc = std::string_view(value) != "off";
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);
   return config;

@@ -24,6 +24,7 @@ struct CounterEvent {
   std::string name;
   os::EventEncoding encoding;
   bool forced_unavailable = false;  ///< WHATIF_UNAVAILABLE_EVENTS names it: behave as if it could not open
+  int set = -1;  ///< its event set (WHATIF_COUNTER_SETS; sets cycle by call count); -1: counted in every call
 };
 
 /// Parses one WHATIF_COUNTER_EVENTS item, "TYPE,CONFIG,CONFIG1,CONFIG2,EXCLUDE_KERNEL,FORCED,NAME"
@@ -58,6 +59,10 @@ struct Config {
   bool lbr_naive = false;            // WHATIF_LBR_NAIVE: no data-flow resolution (benchmarks)
   std::vector<std::string> counter_functions;  // --counters: functions to count (ScALPEL)
   std::vector<CounterEvent> counter_events;     // --counters: events counted in them, besides time
+  uint32_t counter_cycle = 10;                  // --counters: outermost calls per event set before the next
+  uint64_t counter_interval_ns = 100000000;     // --counters: counter_interval records (0: none)
+  std::vector<CounterEvent> interval_events;    // --counters: process-wide events per interval
+  bool rdpmc = true;                            // WHATIF_RDPMC=off: read(2) only
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open
 

@@ -94,6 +94,7 @@ void Profiler::run() {
   uint64_t now = os::monotonic_ns();
   tick(now);  // the last samples
   if (context_.config->end_to_end && machine_.state() == ExperimentMachine::State::kRunning) finish_experiment(now);
+  write_counter_interval(now, true);
   write_samples(now);
   if (contention_run_ns_ > 0 && contention_weighted_ / contention_run_ns_ > kContentionWarnPermille) {
     double permille = contention_weighted_ / contention_run_ns_;
@@ -232,6 +233,7 @@ void Profiler::tick(uint64_t now) {
     case ExperimentMachine::Action::Kind::kNone: break;
   }
   if (context_.config->contention && now - last_contention_ns_ >= kContentionWindowNs) update_contention(now);
+  write_counter_interval(now, false);
   if (now - last_samples_write_ns_ >= kSamplesWriteIntervalNs) {
     if (last_samples_write_ns_ != 0) write_samples(now);
     last_samples_write_ns_ = now;
@@ -505,10 +507,29 @@ void Profiler::write_function_counters(uint64_t now) {
     record.inclusive_ns = totals.inclusive[0];
     record.exclusive_ns = totals.exclusive[0];
     for (std::size_t e = 0; e < events.size(); ++e) {
-      record.events.push_back({events[e].name, totals.inclusive[e + 1], totals.exclusive[e + 1]});
+      int64_t measured = events[e].set >= 0 ? static_cast<int64_t>(totals.measured[e]) : -1;
+      record.events.push_back({events[e].name, totals.inclusive[e + 1], totals.exclusive[e + 1], measured});
     }
     context_.writer->counters(record, now - context_.start_ns);
   }
+}
+
+void Profiler::write_counter_interval(uint64_t now, bool force) {
+  fncounters::ProcessCounters* counters = context_.process_counters;
+  uint64_t every = context_.config->counter_interval_ns;
+  if (counters == nullptr || every == 0 || !counters->ready()) return;
+  if (last_interval_ns_ == 0) last_interval_ns_ = now;  // the first interval starts at the open
+  if (!force && now - last_interval_ns_ < every) return;
+  last_interval_ns_ = now;
+  fncounters::Interval interval = counters->read(now);
+  if (interval.interval_ns == 0) return;
+  profile::CounterIntervalRecord record;
+  record.interval_ns = interval.interval_ns;
+  for (const fncounters::IntervalValue& value : interval.values) {
+    record.values.push_back({value.name, value.value, value.running_fraction});
+  }
+  record.unavailable = std::move(interval.unavailable);
+  context_.writer->counter_interval(record, now - context_.start_ns);
 }
 
 void Profiler::write_instructions() {

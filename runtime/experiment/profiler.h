@@ -16,6 +16,7 @@
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
 #include "fncounters/function_counters.h"
+#include "fncounters/process_counters.h"
 #include "experiment/breakpoint_points.h"
 #include "experiment/experiment_machine.h"
 #include "experiment/latency.h"
@@ -41,6 +42,8 @@ struct ProfilerContext {
   bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
   /// `--counters`' function counters, or nullptr when no function is selected.
   fncounters::FunctionCounters* function_counters = nullptr;
+  /// `--counters`' process-wide interval counters (written when ready()), or nullptr.
+  fncounters::ProcessCounters* process_counters = nullptr;
 };
 
 class Profiler {
@@ -98,6 +101,8 @@ class Profiler {
   void write_branches();
   /// One `counters` record per (thread, selected function) with calls, and the events' warnings.
   void write_function_counters(uint64_t now);
+  /// A counter_interval record when the interval has passed (or `force`, at the end).
+  void write_counter_interval(uint64_t now, bool force);
   /// `whatif ctl PID reload`: reads os::counters_reload_path and swaps the selected functions.
   void reload_function_counters();
   /// Logs and writes `message` into the profile.
@@ -142,6 +147,7 @@ class Profiler {
   std::vector<delays::SchedWindow> sched_windows_;  // update_contention's scratch
   double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning
   double contention_run_ns_ = 0;
+  uint64_t last_interval_ns_ = 0;
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
   bool children_lost_warned_ = false;

@@ -24,6 +24,7 @@
 #include "experiment/child_forwarder.h"
 #include "experiment/profiler.h"
 #include "fncounters/function_counters.h"
+#include "fncounters/process_counters.h"
 #include "libc/guard.h"
 #include "libc/real.h"
 #include "os/os.h"
@@ -272,7 +273,8 @@ void start() {
   if (!state.config.counter_functions.empty()) {
     function_counters = new fncounters::FunctionCounters;
     std::vector<std::string> warnings;
-    function_counters->start(state.config.counter_functions, state.config.counter_events, warnings);
+    function_counters->start(state.config.counter_functions, state.config.counter_events, warnings,
+                             state.config.counter_cycle, state.config.rdpmc);
     for (const std::string& message : warnings) {
       log::warning("{}", message);
       state.writer.warning(message);
@@ -290,8 +292,16 @@ void start() {
     }
   }
 
+  // `--counters`' intervals: opened after the profiler thread starts, so its own CPU is not counted.
+  fncounters::ProcessCounters* process_counters = nullptr;
+  if (!state.config.counter_functions.empty() && state.config.counter_interval_ns > 0 &&
+      !state.config.interval_events.empty()) {
+    process_counters = new fncounters::ProcessCounters;  // never freed: the profiler reads it until exit
+  }
+
   experiment::ProfilerContext context;
   context.function_counters = function_counters;
+  context.process_counters = process_counters;
   context.config = &state.config;
   context.delays = state.delays;
   context.tree = state.tree;
@@ -305,6 +315,8 @@ void start() {
   g_function_counters.store(function_counters, std::memory_order_release);  // pairs with the hooks' acquire
   if (int result = state.profiler->start(); result != 0) {
     log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
+  } else if (process_counters != nullptr) {
+    process_counters->open(state.config.interval_events, os::monotonic_ns());
   }
   // -p points are patched while this is the program's only thread: no thread can be running a
   // line's instructions while they are moved.

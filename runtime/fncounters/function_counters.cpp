@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "fncounters/entry_patch.h"
 #include "os/os.h"
 #include "symbols/function_index.h"
 #include "symbols/interner.h"
@@ -85,7 +86,9 @@ void FunctionCounters::Set::insert(uintptr_t address, uint32_t id) {
 }
 
 void FunctionCounters::start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-                             std::vector<std::string>& warnings) {
+                             std::vector<std::string>& warnings, uint32_t cycle, bool rdpmc) {
+  cycle_ = cycle == 0 ? 1 : cycle;
+  rdpmc_ = rdpmc;
   for (const EventSpec& event : events) {
     if (events_.size() == kMaxEvents) {
       warnings.push_back("--counters: more than " + std::to_string(kMaxEvents) + " events; ignoring " + event.name +
@@ -93,8 +96,22 @@ void FunctionCounters::start(const std::vector<std::string>& functions, const st
       continue;
     }
     events_.push_back(event);
+    set_count_ = std::max(set_count_, event.set + 1);
   }
   if (publish(ids_for(functions, warnings), warnings) > 0) calibrate();
+  cycling_ = set_count_ > 1;
+  // Programs built with -fpatchable-function-entry: the selected functions' entry NOPs become calls
+  // to the trampoline now, while this is the only thread; unselected ones keep their NOPs.
+  std::vector<uintptr_t> entries;
+  for (const auto& [address, id] : resolved_) {
+    if (id == kCalibrationId) continue;
+    if (int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address)); offset >= 0) {
+      entries.push_back(address + static_cast<uintptr_t>(offset));
+    }
+  }
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  if (!entries.empty() && patch_entries(entries, this, warnings) > 0) patched_ = entries;
 }
 
 std::vector<uint32_t> FunctionCounters::ids_for(const std::vector<std::string>& functions,
@@ -142,6 +159,14 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
                        " not found in the program's symbol tables: check the name (C++ names as `nm -C` shows "
                        "them, without parameters to select every overload) and do not strip the binary");
   }
+  // A patched entry after an endbr64 reports the NOPs' address: it names the function too.
+  for (std::size_t i = 0, n = addresses.size(); i < n; ++i) {
+    uintptr_t nops = addresses[i].first + 4;
+    if (patchable_entry_offset(reinterpret_cast<const uint8_t*>(addresses[i].first)) == 4 ||
+        std::binary_search(patched_.begin(), patched_.end(), nops)) {  // patched already: no NOPs left to see
+      addresses.emplace_back(addresses[i].first + 4, addresses[i].second);
+    }
+  }
   addresses.emplace_back(reinterpret_cast<uintptr_t>(&calibration_target), kCalibrationId);
   auto set = std::make_unique<Set>();
   std::size_t capacity = 16;
@@ -150,6 +175,21 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
   set->ids.assign(capacity, 0);
   set->mask = capacity - 1;
   for (const auto& [address, id] : addresses) set->insert(address, id);
+  resolved_ = addresses;
+  if (set_.load(std::memory_order_relaxed) != nullptr) {
+    for (const auto& [address, id] : addresses) {
+      if (id == kCalibrationId) continue;
+      int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address));
+      if (offset < 0 || std::binary_search(patched_.begin(), patched_.end(), address + static_cast<uintptr_t>(offset))) {
+        continue;
+      }
+      {
+        warnings.push_back("--counters reload: " + names_[id] + " has a -fpatchable-function-entry entry that was not "
+                           "patched at start-up (entries are rewritten only then): it is not counted; select it in "
+                           "the configuration the run starts with");
+      }
+    }
+  }
   if (found_count == 0 && set_.load(std::memory_order_relaxed) == nullptr) return 0;  // nothing to count at start
   set_.store(set.get(), std::memory_order_release);  // pairs with find()'s acquire
   sets_.push_back(std::move(set));  // the old sets stay: a hook may still be probing one
@@ -180,8 +220,20 @@ ThreadCounters* FunctionCounters::create_thread_counters(bool registered) {
   for (std::size_t e = 0; e < events_.size(); ++e) {
     int result = -ENOENT;
     if (!events_[e].forced_unavailable) {
-      result = thread->events[e].open(events_[e].encoding, 0, -1, {});
-      if (result == 0) thread->fds[e] = thread->events[e].fd();
+      // Cycled sets: only set 0 counts at first; the others wait, disabled, for their turn.
+      os::CountingEvent::Options options;
+      options.start_disabled = !counts_in(e, 0);
+      result = thread->events[e].open(events_[e].encoding, 0, -1, options);
+      if (result == 0) {
+        thread->fds[e] = thread->events[e].fd();
+        std::string why_not = rdpmc_ ? thread->events[e].map_user_page() : "disabled by WHATIF_RDPMC=off";
+        thread->rdpmc[e] = why_not.empty();
+        int unknown = 0;
+        if (read_mode_[e].compare_exchange_strong(unknown, 3, std::memory_order_acq_rel)) {
+          read_reason_[e] = why_not;  // this thread alone writes it (3: being written)
+          read_mode_[e].store(why_not.empty() ? 1 : 2, std::memory_order_release);
+        }
+      }
     }
     if (result != 0) {
       int expected = 0;
@@ -205,15 +257,38 @@ ThreadCounters* FunctionCounters::thread_counters() {
 
 void FunctionCounters::read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const {
   for (std::size_t e = 0; e < events_.size(); ++e) {
+    if (thread.fds[e] < 0 || !counts_in(e, thread.active_set)) {
+      values[e + 1] = 0;  // not counting now: its set is not the active one (or it could not open)
+      continue;
+    }
+    if (thread.rdpmc[e] && thread.events[e].read_user(values[e + 1])) continue;
     uint64_t reading[3] = {};
-    if (thread.fds[e] >= 0) os::read_raw(thread.fds[e], reading, sizeof(reading));
+    os::read_raw(thread.fds[e], reading, sizeof(reading));
     values[e + 1] = reading[0];
   }
   values[0] = thread_cpu_ns();  // last on entry, so the reads above fall outside the callee's window
 }
 
+void FunctionCounters::switch_set(ThreadCounters& thread, int set) {
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    if (thread.fds[e] < 0 || events_[e].set < 0) continue;
+    if (events_[e].set == thread.active_set && events_[e].set != set) thread.events[e].disable();
+    if (events_[e].set == set && events_[e].set != thread.active_set) thread.events[e].enable();
+  }
+  thread.active_set = set;
+}
+
 void FunctionCounters::enter_id(ThreadCounters& thread, uint32_t id) {
   if (thread.depth[id]++ > 0) return;  // recursion: counted once per outermost call
+  // ScALPEL's multiplexing by call count: a thread's outermost selected calls count `cycle_` at a time
+  // with one event set, then the next. Switching only between outermost calls keeps every call's
+  // window, and its callees', inside one set.
+  if (cycling_ && thread.top == 0) {
+    if (thread.outer_calls > 0 && thread.outer_calls % cycle_ == 0) {
+      switch_set(thread, (thread.active_set + 1) % set_count_);
+    }
+    ++thread.outer_calls;
+  }
   Frame& frame = thread.frames[thread.top++];
   frame.id = id;
   frame.nested = 0;
@@ -247,6 +322,11 @@ void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
     slot.exclusive[v].store(slot.exclusive[v].load(std::memory_order_relaxed) + exclusive, std::memory_order_relaxed);
   }
   slot.calls.store(slot.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    if (counts_in(e, thread.active_set)) {
+      slot.measured[e].store(slot.measured[e].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+  }
   if (thread.top > 0) {
     Frame& parent = thread.frames[thread.top - 1];
     parent.nested += 1 + frame.nested;
@@ -268,35 +348,65 @@ void FunctionCounters::exit(const void* function) {
   if (thread != nullptr) exit_id(*thread, static_cast<uint32_t>(id));
 }
 
+int FunctionCounters::enter_patched(const void* function) {
+  int id = find(function);
+  if (id >= 0) enter_id(*thread_counters(), static_cast<uint32_t>(id));
+  return id;
+}
+
+void FunctionCounters::exit_patched(uint32_t id) {
+  ThreadCounters* thread = t_counters;
+  if (thread != nullptr) exit_id(*thread, id);
+}
+
 void FunctionCounters::calibrate() {
-  // The cost a selected callee's hooks add to its caller: time (and events) around batches of empty
-  // enter/exit pairs through the full path (set lookup, reads, slot update); the median batch.
+  // The cost a selected callee's hooks add to its caller, per event set (each set's reads cost what
+  // they cost): time and events around batches of empty enter/exit pairs through the full path.
   std::unique_ptr<ThreadCounters> scratch(create_thread_counters(/*registered=*/false));
+  std::size_t values = events_.size() + 1;
+  for (int set = 0; set < std::max(1, set_count_); ++set) {
+    if (set != scratch->active_set) switch_set(*scratch, set);
+    std::array<uint64_t, kMaxValues> pair{}, inner{};
+    calibrate_set(*scratch, pair, inner);
+    for (std::size_t v = 0; v < values; ++v) {
+      // Time and the always-counted events from the first set; each cycled event from its own.
+      bool own = v == 0 || events_[v - 1].set < 0 ? set == 0 : events_[v - 1].set == set;
+      if (!own) continue;
+      pair_cost_[v] = pair[v];
+      inner_cost_[v] = inner[v];
+    }
+  }
+}
+
+void FunctionCounters::calibrate_set(ThreadCounters& scratch, std::array<uint64_t, kMaxValues>& pair,
+                                     std::array<uint64_t, kMaxValues>& inner) {
   const void* target = reinterpret_cast<const void*>(&calibration_target);
   std::size_t values = events_.size() + 1;
+  FunctionSlot& target_slot = scratch.slots[kCalibrationId];
+  target_slot.calls.store(0, std::memory_order_relaxed);
+  for (std::size_t v = 0; v < values; ++v) target_slot.inclusive[v].store(0, std::memory_order_relaxed);
   std::vector<std::array<uint64_t, kMaxValues>> per_pair(kCalibrationBatches);
   for (int batch = 0; batch < kCalibrationBatches; ++batch) {
     std::array<uint64_t, kMaxValues> before{}, after{};
-    read_values(*scratch, before);
+    read_values(scratch, before);
     for (int i = 0; i < kCalibrationPairs; ++i) {
       int id = find(target);
-      enter_id(*scratch, static_cast<uint32_t>(id));
+      enter_id(scratch, static_cast<uint32_t>(id));
       id = find(target);
-      exit_id(*scratch, static_cast<uint32_t>(id));
+      exit_id(scratch, static_cast<uint32_t>(id));
     }
-    read_values(*scratch, after);
+    read_values(scratch, after);
     for (std::size_t v = 0; v < values; ++v) per_pair[batch][v] = (after[v] - before[v]) / kCalibrationPairs;
   }
   // The part inside an empty call's own window (from its entry read to its exit read): what the
   // calibration target's slot accumulated, per call (no correction applies while both costs are 0).
-  const FunctionSlot& target_slot = scratch->slots[kCalibrationId];
   uint64_t calls = std::max<uint64_t>(1, target_slot.calls.load(std::memory_order_relaxed));
   for (std::size_t v = 0; v < values; ++v) {
     std::vector<uint64_t> costs;
     for (const auto& batch : per_pair) costs.push_back(batch[v]);
     std::nth_element(costs.begin(), costs.begin() + kCalibrationBatches / 2, costs.end());
-    pair_cost_[v] = costs[kCalibrationBatches / 2];
-    inner_cost_[v] = std::min(pair_cost_[v], target_slot.inclusive[v].load(std::memory_order_relaxed) / calls);
+    pair[v] = costs[kCalibrationBatches / 2];
+    inner[v] = std::min(pair[v], target_slot.inclusive[v].load(std::memory_order_relaxed) / calls);
   }
 }
 
@@ -316,6 +426,7 @@ std::vector<FunctionTotals> FunctionCounters::totals() const {
         totals.inclusive[v] = slot.inclusive[v].load(std::memory_order_relaxed);
         totals.exclusive[v] = slot.exclusive[v].load(std::memory_order_relaxed);
       }
+      for (std::size_t e = 0; e < events_.size(); ++e) totals.measured[e] = slot.measured[e].load(std::memory_order_relaxed);
       out.push_back(std::move(totals));
     }
   }
@@ -327,6 +438,30 @@ std::vector<FunctionTotals> FunctionCounters::totals() const {
 
 std::vector<std::string> FunctionCounters::take_unavailable_warnings() {
   std::vector<std::string> out;
+  // How the events are read, once every opened event's first thread has said (events never opened
+  // are reported below as unavailable).
+  bool all_known = true, any_opened = false;
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    int mode = read_mode_[e].load(std::memory_order_acquire);
+    int error = unavailable_[e].load(std::memory_order_acquire);
+    if (mode == 1 || mode == 2) any_opened = true;
+    else if (error == 0) all_known = false;
+  }
+  if (all_known && any_opened && !read_reported_.exchange(true, std::memory_order_acq_rel)) {
+    std::string rdpmc, read;
+    std::vector<std::pair<std::string, std::string>> by_reason;  // reason -> the events read(2) for it
+    for (std::size_t e = 0; e < events_.size(); ++e) {
+      int mode = read_mode_[e].load(std::memory_order_acquire);
+      if (mode == 1) rdpmc += (rdpmc.empty() ? "" : ", ") + events_[e].name;
+      if (mode != 2) continue;
+      auto same = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& r) { return r.first == read_reason_[e]; });
+      if (same == by_reason.end()) by_reason.emplace_back(read_reason_[e], events_[e].name);
+      else same->second += ", " + events_[e].name;
+    }
+    for (const auto& [reason, names] : by_reason) read += (read.empty() ? "" : "; ") + names + " (" + reason + ")";
+    out.push_back("--counters: counter reads: rdpmc for " + (rdpmc.empty() ? std::string("none") : rdpmc) +
+                  "; read(2) for " + (read.empty() ? std::string("none") : read));
+  }
   for (std::size_t e = 0; e < events_.size(); ++e) {
     int error = unavailable_[e].load(std::memory_order_acquire);
     if (error == 0 || reported_[e].exchange(true, std::memory_order_acq_rel)) continue;

@@ -16,7 +16,7 @@ namespace whatif::fncounters {
 
 /// At most this many functions (distinct names) and events per run; more are refused with a warning.
 inline constexpr std::size_t kMaxFunctions = 256;
-inline constexpr std::size_t kMaxEvents = 7;
+inline constexpr std::size_t kMaxEvents = 12;
 /// Value 0 is thread CPU time (CLOCK_THREAD_CPUTIME_ID, ns); 1..events are the configured events.
 inline constexpr std::size_t kMaxValues = kMaxEvents + 1;
 
@@ -27,6 +27,8 @@ using EventSpec = config::CounterEvent;
 /// thread may read them while it runs).
 struct FunctionSlot {
   std::atomic<uint64_t> calls{0};
+  /// Per event: the calls in which it counted (its set was the thread's active one).
+  std::array<std::atomic<uint64_t>, kMaxEvents> measured{};
   std::array<std::atomic<uint64_t>, kMaxValues> inclusive{};
   std::array<std::atomic<uint64_t>, kMaxValues> exclusive{};
 };
@@ -45,6 +47,9 @@ struct ThreadCounters {
   ThreadCounters* next = nullptr;  ///< the lock-free list of every thread's counters
   std::array<os::CountingEvent, kMaxEvents> events;  ///< this thread's counting events (kept open)
   std::array<int, kMaxEvents> fds{};  ///< their descriptors for the hooks' reads; -1: unavailable
+  std::array<bool, kMaxEvents> rdpmc{};  ///< read by rdpmc through the perf page (else read(2))
+  int active_set = 0;        ///< the event set counting now (cycled sets only)
+  uint64_t outer_calls = 0;  ///< outermost selected calls so far: the set changes every `cycle`
   std::array<uint32_t, kMaxFunctions + 1> depth{};  ///< recursion depth per function
   std::array<Frame, kMaxFunctions + 1> frames{};    ///< each function is on the stack at most once
   uint32_t top = 0;
@@ -58,6 +63,7 @@ struct FunctionTotals {
   uint64_t calls = 0;
   std::array<uint64_t, kMaxValues> inclusive{};
   std::array<uint64_t, kMaxValues> exclusive{};
+  std::array<uint64_t, kMaxEvents> measured{};  ///< calls each event counted in
 };
 
 /// The pending-reload flag the reload signal's handler sets (reload_signal.cpp).
@@ -69,8 +75,10 @@ class FunctionCounters {
  public:
   /// Resolves `functions` in the loaded objects and calibrates the hooks' cost, on the initialising
   /// thread. `warnings` receives what the user must know (names not found, events not available).
+  /// `cycle`: outermost calls per event set (events with set >= 0 cycle; set -1 always counts);
+  /// `rdpmc`: read events with rdpmc where the kernel allows (false: WHATIF_RDPMC=off).
   void start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-             std::vector<std::string>& warnings);
+             std::vector<std::string>& warnings, uint32_t cycle = 10, bool rdpmc = true);
   bool any() const { return set_.load(std::memory_order_acquire) != nullptr; }
 
   /// `whatif ctl PID reload`: replaces the selected functions with `functions` (profiler thread).
@@ -84,13 +92,22 @@ class FunctionCounters {
   /// The hooks (application threads). Unselected addresses return after one set lookup.
   void enter(const void* function);
   void exit(const void* function);
+  /// The patched-entry hooks (entry_patch.cpp): enter returns the function's id, or -1 when it is not
+  /// selected (then nothing was counted and exit must not be called); exit takes that id.
+  int enter_patched(const void* function);
+  void exit_patched(uint32_t id);
+  /// Selected functions whose -fpatchable-function-entry NOPs were patched at start-up.
+  std::size_t patched() const { return patched_.size(); }
 
   /// Every (thread, function) with calls; profiler thread.
   std::vector<FunctionTotals> totals() const;
   /// Names of the configured events whose counts are in values 1..; the unavailable ones too (zeros).
   const std::vector<EventSpec>& events() const { return events_; }
-  /// Events that could not be opened on some thread (reported once), read by the profiler thread.
+  /// Events that could not be opened on some thread (reported once), read by the profiler thread;
+  /// and, once, how the events are read (rdpmc or read(2), and why not rdpmc).
   std::vector<std::string> take_unavailable_warnings();
+  /// Event sets cycled by call count (0 or 1: no cycling).
+  int set_count() const { return set_count_; }
 
  private:
   int find(const void* function) const;
@@ -100,6 +117,12 @@ class FunctionCounters {
   void enter_id(ThreadCounters& thread, uint32_t id);
   void exit_id(ThreadCounters& thread, uint32_t id);
   void calibrate();
+  void calibrate_set(ThreadCounters& scratch, std::array<uint64_t, kMaxValues>& pair,
+                     std::array<uint64_t, kMaxValues>& inner);
+  /// Whether event `e` counts while `set` is the thread's active set.
+  bool counts_in(std::size_t e, int set) const { return events_[e].set < 0 || events_[e].set == set; }
+  /// Disables the thread's active set's events and enables `set`'s.
+  void switch_set(ThreadCounters& thread, int set);
   /// Looks `names_[first..]`'s ids up in the loaded objects and publishes them as the selected set.
   std::size_t publish(const std::vector<uint32_t>& ids, std::vector<std::string>& warnings);
   /// Each name's id, appending new names (warns past kMaxFunctions).
@@ -121,6 +144,16 @@ class FunctionCounters {
   std::atomic<ThreadCounters*> threads_{nullptr};
   std::array<std::atomic<int>, kMaxEvents> unavailable_{};  // errno of the first failed open, 0 = fine
   std::array<std::atomic<bool>, kMaxEvents> reported_{};
+  int set_count_ = 0;
+  uint32_t cycle_ = 10;
+  bool cycling_ = false;  // off during calibration
+  bool rdpmc_ = true;
+  /// How the first thread to open each event reads it: 0 unknown, 1 rdpmc, 2 read(2) (why: read_reason_).
+  std::array<std::atomic<int>, kMaxEvents> read_mode_{};
+  std::array<std::string, kMaxEvents> read_reason_;  // written before read_mode_'s release store
+  std::atomic<bool> read_reported_{false};
+  std::vector<std::pair<uintptr_t, uint32_t>> resolved_;  // the last publish's (address, id)s
+  std::vector<uintptr_t> patched_;  // entries patched at start-up (sorted)
 };
 
 }  // namespace whatif::fncounters

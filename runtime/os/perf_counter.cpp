@@ -1,11 +1,15 @@
-// Counting perf events: perf_event_open for counting and read(2). The launcher's one thread.
+// Counting perf events: perf_event_open for counting, read(2), enable/disable, and the perf page for
+// rdpmc. The launcher's one thread; the runtime's hooks on the thread an event counts.
 #include "os/perf_counter.h"
 
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "os/os.h"
@@ -28,6 +32,7 @@ CountingEvent& CountingEvent::operator=(CountingEvent&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = std::exchange(other.fd_, -1);
+    page_ = std::exchange(other.page_, nullptr);
   }
   return *this;
 }
@@ -44,7 +49,7 @@ int CountingEvent::open(const EventEncoding& encoding, pid_t pid, int cpu, const
   attr.exclude_hv = encoding.exclude_hv;
   attr.read_format = kReadFormat;
   attr.inherit = options.inherit;
-  attr.disabled = options.enable_on_exec;
+  attr.disabled = options.enable_on_exec || options.start_disabled;
   attr.enable_on_exec = options.enable_on_exec;
   long fd = perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
@@ -63,7 +68,33 @@ bool CountingEvent::read(CounterReading& reading) const {
   return true;
 }
 
+int CountingEvent::enable() const { return ::ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno; }
+
+int CountingEvent::disable() const { return ::ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0) == 0 ? 0 : -errno; }
+
+std::string CountingEvent::map_user_page() {
+  if (fd_ < 0) return "the event is not open";
+  if (page_ == nullptr) {
+    long size = ::sysconf(_SC_PAGESIZE);
+    void* page = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_SHARED, fd_, 0);
+    if (page == MAP_FAILED) return std::string("mmap of the event's perf page failed: ") + std::strerror(errno);
+    page_ = static_cast<const perf_event_mmap_page*>(page);
+  }
+  if (!page_->cap_user_rdpmc) {
+    return "the kernel allows no rdpmc for it (cap_user_rdpmc 0: a software event, no hardware counter, or "
+           "/sys/bus/event_source/devices/cpu/rdpmc is 0)";
+  }
+  return "";
+}
+
+bool CountingEvent::read_user(uint64_t& value) const {
+  if (page_ == nullptr) return false;
+  return read_user_page(page_, rdpmc_instruction, value);
+}
+
 void CountingEvent::close() {
+  if (page_ != nullptr) ::munmap(const_cast<perf_event_mmap_page*>(page_), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+  page_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }

@@ -169,7 +169,10 @@ void ProfileWriter::counters(const CountersRecord& counters, uint64_t elapsed_ns
   if (format_ == Format::kCoz) return;  // Coz's format has no counters
   namespace f = format::record::counters;
   nlohmann::json events = nlohmann::json::object();
-  for (const CountersRecord::Event& event : counters.events) events[event.name] = {event.inclusive, event.exclusive};
+  for (const CountersRecord::Event& event : counters.events) {
+    if (event.measured >= 0) events[event.name] = {event.inclusive, event.exclusive, event.measured};
+    else events[event.name] = {event.inclusive, event.exclusive};
+  }
   nlohmann::json record = {{format::kTypeField, f::kName},
                            {f::tid, counters.tid},
                            {f::function, counters.function},
@@ -178,6 +181,18 @@ void ProfileWriter::counters(const CountersRecord& counters, uint64_t elapsed_ns
                            {f::exclusive_ns, counters.exclusive_ns},
                            {f::events, events},
                            {f::elapsed_ns, elapsed_ns}};
+  write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void ProfileWriter::counter_interval(const CounterIntervalRecord& interval, uint64_t elapsed_ns) {
+  if (format_ == Format::kCoz) return;  // Coz's format has no counters
+  namespace f = format::record::counter_interval;
+  nlohmann::json values = nlohmann::json::object();
+  for (const CounterIntervalRecord::Value& value : interval.values) values[value.name] = {value.value, value.running_fraction};
+  nlohmann::json unavailable = nlohmann::json::object();
+  for (const auto& [name, reason] : interval.unavailable) unavailable[name] = reason;
+  nlohmann::json record = {{format::kTypeField, f::kName},    {f::elapsed_ns, elapsed_ns}, {f::interval_ns, interval.interval_ns},
+                           {f::values, values}, {f::unavailable, unavailable}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -85,8 +86,22 @@ struct CountersRecord {
     std::string name;
     uint64_t inclusive = 0;
     uint64_t exclusive = 0;
+    int64_t measured = -1;  ///< calls it counted in (event sets cycled by call count); -1: every call
   };
   std::vector<Event> events;
+};
+
+/// One interval of the process-wide counters (`--counters`): each event's scaled delta and the share
+/// of the interval it counted; the events that could not count, with why.
+struct CounterIntervalRecord {
+  uint64_t interval_ns = 0;
+  struct Value {
+    std::string name;
+    double value = 0;
+    double running_fraction = 1;
+  };
+  std::vector<Value> values;
+  std::vector<std::pair<std::string, std::string>> unavailable;
 };
 
 class ProfileWriter {
@@ -111,6 +126,8 @@ class ProfileWriter {
                     const std::vector<std::pair<uint64_t, uint64_t>>& counts);
   /// Cumulative per-thread function counters (`--counters`); the last record of a (tid, function) holds its totals.
   void counters(const CountersRecord& record, uint64_t elapsed_ns);
+  /// One interval of the process-wide counters (`--counters`), ending `elapsed_ns` after the start.
+  void counter_interval(const CounterIntervalRecord& record, uint64_t elapsed_ns);
   void warning(const std::string& message);
   /// How a -p point is counted: mechanism "patch", "breakpoint" or "unresolved"; why not patched.
   void progress_point(const std::string& name, const std::string& mechanism, uint64_t address, const std::string& reason);

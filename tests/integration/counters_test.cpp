@@ -1,6 +1,7 @@
 // Integration tests of counters: `whatif stat` on a program with known per-thread work, with the
 // software events this machine has, with events forced unavailable, and with interval rows.
 #include <regex>
+#include <set>
 
 #include "harness.h"
 
@@ -67,6 +68,13 @@ TEST_F(Integration, StatPrintsOneRowPerInterval) {
   auto rows = std::distance(std::sregex_iterator(text.begin(), text.end(), row), std::sregex_iterator());
   EXPECT_GE(rows, 3) << text;
   EXPECT_NE(text.find("#    time(s)"), std::string::npos) << text;
+  // Per-thread rows under each process row: the program's threads, each named by tid.
+  const std::regex thread_row(R"(\n   +[0-9]+\.[0-9]{3} +[0-9.]+ +[0-9.]+ ms.*  tid ([0-9]+) )");
+  std::set<std::string> tids;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), thread_row); it != std::sregex_iterator(); ++it) {
+    tids.insert((*it)[1].str());
+  }
+  EXPECT_GE(tids.size(), 2u) << "the main thread and a worker, at least\n" << text;
 }
 
 TEST_F(Integration, StatReturnsTheProgramsExitStatusAndRejectsUnknownEvents) {

@@ -1,9 +1,17 @@
 // Integration tests of `whatif run --counters` (ScALPEL's function-level counters) on a known-answer
 // program built with -finstrument-functions: exact call counts per thread, recursion counted once per
 // outermost call, exclusive time without the selected callee's, unselected functions absent, and
-// events forced unavailable reported while time is still counted.
+// events forced unavailable reported while time is still counted; the process's counter intervals
+// (utilisation, CPI where a PMU exists); event sets cycled by call count; how events are read (rdpmc
+// or read(2)); `whatif export --pprof` read back by `go tool pprof`.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -125,24 +133,32 @@ bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono:
   return true;
 }
 
-TEST_F(Integration, CountersReloadSwapsTheSelectedFunctionsWhileRunning) {
-  std::string first = write_config(path("first.conf"), "function leaf\n");
-  std::string second = write_config(path("second.conf"), "function parent\n");
-  std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program("fncounters"), "reload", dir_}, {},
-              dir_);
-  ASSERT_TRUE(eventually([&] { return !read_file(path("pid")).empty(); })) << "the program never reached its pause";
-  std::string pid = read_file(path("pid"));
+/// Runs `fncounters`-built `build` in its reload mode under `--counters first`, reloads `second`
+/// at its pause, waits for the runtime's `swapped` warning, lets it finish; `profile` gets the result.
+void run_with_reload(const std::string& dir, const std::string& build, const std::string& first,
+                     const std::string& second, const std::string& swapped, Profile& profile) {
+  std::filesystem::remove(dir + "/pid");
+  std::filesystem::remove(dir + "/go");
+  std::string out = dir + "/" + build + ".jsonl";
+  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program(build), "reload", dir}, {}, dir);
+  ASSERT_TRUE(eventually([&] { return !read_file(dir + "/pid").empty(); })) << "the program never reached its pause";
+  std::string pid = read_file(dir + "/pid");
   pid.erase(pid.find_last_not_of("\n") + 1);
-  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir_);
+  Child ctl({kLauncher, "ctl", pid, "reload", second}, {}, dir);
   Exit c = ctl.wait();
   ASSERT_EQ(c.status, 0) << c;
-  EXPECT_TRUE(eventually([&] { return read_file(out).find("--counters reload: now counting 1 of the 1") != std::string::npos; }))
-      << read_file(out);
-  std::ofstream(path("go")) << "go\n";
+  EXPECT_TRUE(eventually([&] { return read_file(out).find(swapped) != std::string::npos; })) << read_file(out);
+  std::ofstream(dir + "/go") << "go\n";
   Exit e = child.wait();
   ASSERT_EQ(e.status, 0) << e;
-  Profile profile = load_profile(out);
+  profile = load_profile(out);
+}
+
+TEST_F(Integration, CountersReloadSwapsTheSelectedFunctionsWhileRunning) {
+  Profile profile;
+  run_with_reload(dir_, "fncounters", write_config(path("first.conf"), "function leaf\n"),
+                  write_config(path("second.conf"), "function parent\n"), "--counters reload: now counting 1 of the 1",
+                  profile);
   std::map<std::string, uint64_t> calls;
   for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
   EXPECT_EQ(calls["leaf"], 5u) << "leaf counted before the reload only";
@@ -155,6 +171,214 @@ TEST_F(Integration, CtlNamesAProcessThatDoesNotExist) {
   Exit c = ctl.wait();
   EXPECT_EQ(c.status, 2) << c;
   EXPECT_NE(c.err.find("process 999999999"), std::string::npos) << c;
+}
+
+/// The profile's `counter_interval` records.
+std::vector<nlohmann::json> intervals_of(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(read_file(path));
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_object() && record.value("type", "") == "counter_interval") out.push_back(record);
+  }
+  return out;
+}
+
+TEST_F(Integration, CounterIntervalsGiveUtilisationAndSayWhyCpiIsMissing) {
+  // Both paths: this machine's own (a PMU counts instructions and cycles, or their absence is said),
+  // and the absent-PMU path forced on any machine.
+  for (bool forced : {false, true}) {
+    SCOPED_TRACE(forced ? "forced unavailable" : "this machine");
+    std::string config = write_config(path("counters.conf"), "function parent\ninterval 20\n");
+    std::string out = path(forced ? "forced.jsonl" : "profile.jsonl");
+    Environment env;
+    if (forced) env.emplace_back("WHATIF_UNAVAILABLE_EVENTS", "instructions,cycles");
+    Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, env, dir_);
+    Exit e = child.wait();
+    ASSERT_EQ(e.status, 0) << e;
+    auto intervals = intervals_of(out);
+    ASSERT_GE(intervals.size(), 2u) << read_file(out);
+    double task_clock = 0, instructions = 0;
+    for (const auto& interval : intervals) {
+      ASSERT_TRUE(interval["values"].contains("task-clock")) << interval.dump();
+      task_clock += interval["values"]["task-clock"][0].get<double>();
+      EXPECT_GT(interval["interval_ns"].get<double>(), 0);
+      if (interval["values"].contains("instructions")) instructions += interval["values"]["instructions"][0].get<double>();
+      for (const char* name : {"instructions", "cycles"}) {
+        bool counted = interval["values"].contains(name), missing = interval["unavailable"].contains(name);
+        EXPECT_NE(counted, missing) << name << " is either counted or said to be missing: " << interval.dump();
+        if (forced) {
+          EXPECT_EQ(interval["unavailable"].value(name, ""), "forced by WHATIF_UNAVAILABLE_EVENTS");
+        } else if (missing) {
+          EXPECT_NE(interval["unavailable"][name].get<std::string>().find("no hardware PMU"), std::string::npos);
+        }
+      }
+    }
+    // The program spins 93 ms of thread CPU time (main 50 + 3 + 0.5 ms, worker 25 + 14 ms).
+    EXPECT_GE(task_clock, 90e6) << "the process's task-clock over the intervals";
+    if (!forced && !intervals.back()["unavailable"].contains("instructions")) {
+      EXPECT_GT(instructions, 1e6);
+    }
+  }
+}
+
+TEST_F(Integration, CountersCycleEventSetsByCallCount) {
+  std::string config = write_config(path("counters.conf"),
+                                    "function parent\nfunction leaf\nfunction recurse\n"
+                                    "eventset page-faults\neventset context-switches\ncycle 1\n");
+  std::string out = path("profile.jsonl");
+  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, {}, dir_);
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  Profile profile = load_profile(out);
+  std::map<std::string, double> measured;
+  uint64_t calls = 0;
+  for (const Counters& record : profile.function_counters) {
+    ASSERT_EQ(record.events.size(), 2u);
+    double sum = 0;
+    for (const auto& event : record.events) {
+      EXPECT_GE(event.measured, 0) << event.name << ": a cycled event says in how many calls it counted";
+      measured[event.name] += event.measured;
+      sum += event.measured;
+    }
+    EXPECT_EQ(sum, static_cast<double>(record.calls)) << record.function << ": each call counts one set, exactly";
+    calls += record.calls;
+  }
+  EXPECT_EQ(calls, 40u);
+  // Switching every outermost call: each set counts about half of them (nested leaf calls follow
+  // their parent's set).
+  EXPECT_GE(measured["page-faults"], 10);
+  EXPECT_GE(measured["context-switches"], 10);
+  Child report({kLauncher, "report", "--counters", out}, {}, dir_);
+  Exit r = report.wait();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("(event sets cycle by call count)"), std::string::npos) << r.out;
+}
+
+TEST_F(Integration, CountersSayHowEventsAreReadRdpmcOrReadAndWhy) {
+  std::string config = write_config(path("counters.conf"), "function leaf\nevents page-faults\n");
+  for (bool off : {false, true}) {
+    SCOPED_TRACE(off ? "WHATIF_RDPMC=off" : "default");
+    std::string out = path(off ? "off.jsonl" : "profile.jsonl");
+    Environment env;
+    if (off) env.emplace_back("WHATIF_RDPMC", "off");
+    Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, env, dir_);
+    Exit e = child.wait();
+    ASSERT_EQ(e.status, 0) << e;
+    Profile profile = load_profile(out);
+    std::string said;
+    for (const std::string& warning : profile.warnings) {
+      if (warning.find("counter reads:") != std::string::npos) said += warning;
+    }
+    // A software event has no hardware counter: read(2) on every machine, and the reason says which.
+    EXPECT_NE(said.find("rdpmc for none; read(2) for page-faults ("), std::string::npos) << said;
+    if (off) {
+      EXPECT_NE(said.find("disabled by WHATIF_RDPMC=off"), std::string::npos) << said;
+    } else {
+      EXPECT_NE(said.find("cap_user_rdpmc 0"), std::string::npos) << said;
+    }
+    uint64_t calls = 0;
+    for (const Counters& record : profile.function_counters) calls += record.calls;
+    EXPECT_EQ(calls, 22u) << "counted either way";
+  }
+}
+
+TEST_F(Integration, ExportPprofCarriesCountersThatGoToolPprofReads) {
+  std::string config = write_config(path("counters.conf"), "function parent\nfunction leaf\nevents page-faults\n");
+  std::string out = path("profile.jsonl");
+  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, {}, dir_);
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  std::string pprof = path("profile.pb.gz");
+  Child exporter({kLauncher, "export", "--pprof", "-o", pprof, out}, {}, dir_);
+  Exit x = exporter.wait();
+  ASSERT_EQ(x.status, 0) << x;
+  std::string bytes = read_file(pprof);
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f) << "gzip, as pprof writes its profiles";
+  std::string go;
+  for (const char* candidate : {"/usr/local/go/bin/go", "/usr/bin/go"}) {
+    if (access(candidate, X_OK) == 0) go = candidate;
+  }
+  if (go.empty()) GTEST_SKIP() << "go not installed: the encoding is covered by the Pprof unit tests";
+  // pprof's own reader: calls per function (flat), summed over both threads: parent 15, leaf 22.
+  Child top({go, "tool", "pprof", "-top", "-sample_index=calls", pprof}, {}, dir_);
+  Exit t = top.wait();
+  ASSERT_EQ(t.status, 0) << t;
+  EXPECT_NE(t.out.find("Type: calls"), std::string::npos) << t.out;
+  std::istringstream rows(t.out);
+  std::string row;
+  std::map<std::string, long> flat;
+  while (std::getline(rows, row)) {
+    std::istringstream cells(row);
+    std::string first, name, cell;
+    cells >> first;
+    while (cells >> cell) name = cell;
+    if (name == "parent" || name == "leaf") flat[name] = std::atol(first.c_str());
+  }
+  EXPECT_EQ(flat["parent"], 15) << t.out;
+  EXPECT_EQ(flat["leaf"], 22) << t.out;
+  Child types({go, "tool", "pprof", "-raw", pprof}, {}, dir_);
+  Exit r = types.wait();
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("cpu_exclusive/nanoseconds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("page-faults_inclusive/count"), std::string::npos) << r.out;
+}
+
+TEST_F(Integration, CountersPatchTheEntriesOfAPatchableBuild) {
+  // The same known-answer program built with -fpatchable-function-entry=5 instead of
+  // -finstrument-functions: the selected functions' entry NOPs are patched at start-up; the counts
+  // must be those of the instrumented build.
+  for (const char* build : {"fncounters_patchable", "fncounters_patchable_cet"}) {
+  SCOPED_TRACE(build);  // the second puts the NOPs after an endbr64 (-fcf-protection)
+  std::string config = write_config(path("counters.conf"), "function parent\nfunction leaf\nfunction recurse\n");
+  std::string out = path(std::string(build) + ".jsonl");
+  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program(build)}, {}, dir_);
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("done"), std::string::npos) << "the patched program ran to its end: " << e;
+  Profile profile = load_profile(out);
+  auto threads = by_thread(profile);
+  ASSERT_EQ(threads.size(), 2u) << e;
+  long main_tid = profile.headers.at(0).pid;
+  auto& main_thread = threads[main_tid];
+  long worker_tid = threads.begin()->first == main_tid ? threads.rbegin()->first : threads.begin()->first;
+  auto& worker = threads[worker_tid];
+  EXPECT_EQ(main_thread["parent"].calls, 10u);
+  EXPECT_EQ(main_thread["leaf"].calls, 10u);
+  EXPECT_EQ(main_thread["recurse"].calls, 3u) << "recursion counted once per outermost call";
+  EXPECT_EQ(worker["parent"].calls, 5u);
+  EXPECT_EQ(worker["leaf"].calls, 12u);
+  for (auto* functions : {&main_thread, &worker}) {
+    const Counters& parent = (*functions)["parent"];
+    double calls = static_cast<double>(parent.calls);
+    EXPECT_GE(parent.inclusive_ns / calls, 4.9e6);
+    EXPECT_GE(parent.exclusive_ns / calls, 2.9e6);
+    EXPECT_LT(parent.exclusive_ns / calls, parent.inclusive_ns / calls - 1.9e6) << "the callee's time is excluded";
+  }
+  EXPECT_GE(main_thread["recurse"].inclusive_ns / 3.0, 0.9e6);
+  }
+}
+
+TEST_F(Integration, CountersSayAPatchableEntrySelectedOnlyByAReloadIsNotCounted) {
+  // After the reload, the set is rebuilt: a patched entry after an endbr64 must still be found.
+  for (const char* build : {"fncounters_patchable", "fncounters_patchable_cet"}) {
+    SCOPED_TRACE(build);
+    Profile profile;
+    run_with_reload(dir_, build, write_config(path("first.conf"), "function leaf\n"),
+                    write_config(path("second.conf"), "function leaf\nfunction parent\n"),
+                    "--counters reload: now counting 2 of the 2", profile);
+    std::map<std::string, uint64_t> calls;
+    for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
+    EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
+    EXPECT_EQ(calls["parent"], 0u) << "its entry was never patched";
+    bool said = false;
+    for (const std::string& warning : profile.warnings) {
+      said = said || warning.find("parent has a -fpatchable-function-entry entry that was not patched") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+  }
 }
 
 }  // namespace

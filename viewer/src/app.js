@@ -5,6 +5,7 @@ import { parseProfile } from './parse.js';
 import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './analysis.js';
 import { speedupChart, PALETTE } from './chart.js';
 import { renderStalls } from './stalls.js';
+import { renderCounters } from './counters.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { profiles: [], report: null, pointNames: [], visible: [], observer: null };
@@ -93,6 +94,12 @@ function renderSummary() {
 function renderExtras() {
   const extras = $('extras');
   extras.replaceChildren();
+  const intervals = state.profiles.flatMap((p) => p.counterIntervals);
+  const functions = state.profiles.flatMap((p) => [...p.functionCounters.values()]);
+  if (intervals.length || functions.length) {
+    extras.append(renderCounters(el, { intervals, functions, warnings: state.profiles.flatMap((p) => p.warnings),
+      width: extras.clientWidth || window.innerWidth - 48 }));
+  }
   const stalls = state.profiles.flatMap((p) => p.stalls);
   if (stalls.length) extras.append(renderStalls(el, stalls, state.profiles.flatMap((p) => p.sources)));
   const sections = [['lbr', 'Branch records', 'lbr-section']];

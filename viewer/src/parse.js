@@ -1,6 +1,7 @@
 // Profile readers for the viewer: whatif JSON Lines (v1), Coz's text format and Coz's JSON Lines
 // variant, normalised to one model. Mirrors launcher/analysis/profile.cpp (same rules, same messages).
 import { PROFILE_FORMAT, PROFILE_VERSION } from './format.js';
+import { readInterval, readFunctionCounters } from './counters.js';
 
 const COZ_TYPES = new Set(['startup', 'experiment', 'throughput-point', 'progress-point', 'latency-point',
   'samples', 'runtime', 'shutdown']);
@@ -13,6 +14,7 @@ function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
+    counterIntervals: [], functionCounters: new Map(), process: 0,
   };
 }
 
@@ -83,6 +85,12 @@ function readWhatifRecord(record, profile) {
       break;
     case 'lbr': profile.lbr.push(record); break;
     case 'stalls': profile.stalls.push(record); break;
+    case 'counter_interval': profile.counterIntervals.push(readInterval(record)); break;
+    case 'counters': {  // cumulative: the last record of a (process, tid, function) holds its totals
+      const counters = readFunctionCounters(record);
+      profile.functionCounters.set(`${profile.process}\u0000${counters.tid}\u0000${counters.function}`, counters);
+      break;
+    }
     default: break;  // header (checked by the caller), object and unknown types
   }
 }
@@ -215,7 +223,7 @@ export function parseProfile(text, name) {
         throw new Error(`${name}:${i + 1}: invalid profile record: not a JSON object`);
       }
       if (profile.format === 'whatif') {
-        if (i !== first && record.type === 'header') { checkHeader(record, name, profile); continue; }
+        if (i !== first && record.type === 'header') { checkHeader(record, name, profile); profile.process++; continue; }
         readWhatifRecord(record, profile);
       } else {
         readCozRecord(cozFromJson(record), profile, cozState);

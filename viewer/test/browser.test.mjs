@@ -237,6 +237,37 @@ test('branch-record and stall sections appear only with such records', async () 
   await tab.close();
 });
 
+test('counters: utilisation and CPI over time and the function table, only with such records', async () => {
+  const tab = await open([join(fixtures, 'counters-pmu.jsonl')]);
+  const section = tab.locator('#counters-section');
+  // One point per interval on each chart; the CPI line, not a message, where the PMU counted.
+  assert.equal(await section.locator('#utilisation-chart svg g.dots-utilisation circle').count(), 10);
+  assert.equal(await section.locator('#cpi-chart svg g.dots-cpi circle').count(), 10);
+  assert.equal(await section.locator('#cpi-chart svg g.series-cpi path').count(), 1);
+  assert.equal(await section.locator('.counters-missing').count(), 0);
+  assert.match(await section.locator('.counters-note').first().textContent(), /1 interval\(s\) multiplexed/);
+  const parent = section.locator('.counters-functions tr[data-function="parent"] td');
+  assert.deepEqual((await parent.allTextContents()).slice(0, 6), ['parent', '20', '5.000 ms', '3.000 ms', '2000000*', '1200000*']);
+  assert.match(await parent.nth(4).getAttribute('title'), /counted in 50% of the calls/);
+  assert.equal(await section.locator('.counters-threads tbody tr').count(), 4);
+  await tab.screenshot({ path: join(artifacts, 'viewer-counters-pmu.png'), fullPage: true });
+  await tab.close();
+
+  const nopmu = await open([join(fixtures, 'counters-nopmu.jsonl')]);
+  const plain = nopmu.locator('#counters-section');
+  assert.equal(await plain.locator('#utilisation-chart svg g.dots-utilisation circle').count(), 10);
+  assert.equal(await plain.locator('#cpi-chart svg').count(), 0, 'no CPI chart without instructions and cycles');
+  assert.match(await plain.locator('#cpi-chart .counters-missing').textContent(),
+    /CPI needs a hardware PMU: instructions not available on this machine \(this machine has no hardware PMU for it\)/);
+  assert.deepEqual(await plain.locator('.counters-functions tr[data-function="leaf"] td.na').allTextContents(), ['n/a', 'n/a']);
+  await nopmu.screenshot({ path: join(artifacts, 'viewer-counters-nopmu.png'), fullPage: true });
+  await nopmu.close();
+
+  const none = await open([join(fixtures, 'basic.jsonl')]);
+  assert.equal(await none.locator('#counters-section').count(), 0, 'no counters section without counter records');
+  await none.close();
+});
+
 test('drag and drop replaces the profiles; rarely visited points are warned about', async () => {
   const tab = await open([join(fixtures, 'basic.jsonl')]);
   let rare = '{"type":"header","format":"whatif-profile","version":1,"command":["./rare"]}\n';

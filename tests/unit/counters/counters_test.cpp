@@ -152,6 +152,11 @@ TEST(Render, AbsentEventsAndScalingAreShown) {
   std::string row = render_interval_row(table.columns, 2e9, 1e9, {{5e8, 1}, {0, 1}, {10, 0.5}});
   EXPECT_NE(row.find("2.000"), std::string::npos) << row;
   EXPECT_NE(row.find("(50%)"), std::string::npos) << row;
+  EXPECT_EQ(row.find("tid"), std::string::npos) << "the process row names no thread: " << row;
+  // A thread's row: its own utilisation over the interval, named after the CPI column.
+  std::string thread_row = render_interval_row(table.columns, 2e9, 1e9, {{2.5e8, 1}, {0, 1}, {4, 1}}, "tid 42 worker");
+  EXPECT_NE(thread_row.find(" 0.250 "), std::string::npos) << thread_row;
+  EXPECT_NE(thread_row.find("n/a  tid 42 worker\n"), std::string::npos) << thread_row;
 }
 
 TEST(Render, CountsHaveThousandsSeparators) {

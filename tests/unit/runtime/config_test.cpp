@@ -195,3 +195,51 @@ TEST_F(ConfigTest, MalformedCounterEventIsReported) {
 
 }  // namespace
 }  // namespace whatif::config
+
+namespace whatif::config {
+namespace {
+
+TEST_F(ConfigTest, CounterSetsCycleAndIntervalEventsReachTheRuntime) {
+  cli::RunOptions options;
+  options.counter_functions = {"f"};
+  os::EventEncoding software{1, 2, 0, 0, false, true};
+  os::EventEncoding hardware{0, 1, 0, 0, true, true};
+  options.counter_events = {{"page-faults", software, false, -1}, {"cycles", hardware, false, 0},
+                            {"instructions", hardware, true, 1}};
+  options.counter_cycle = 3;
+  options.counter_interval_ms = 250;
+  options.interval_events = {{"task-clock", software, false, -1}, {"cycles", hardware, true, -1}};
+  Config config = through_the_environment(options);
+  EXPECT_TRUE(config.errors.empty()) << config.errors.front();
+  ASSERT_EQ(config.counter_events.size(), 3u);
+  EXPECT_EQ(config.counter_events[0].set, -1) << "counted in every call";
+  EXPECT_EQ(config.counter_events[1].set, 0);
+  EXPECT_EQ(config.counter_events[2].set, 1);
+  EXPECT_TRUE(config.counter_events[2].forced_unavailable);
+  EXPECT_EQ(config.counter_cycle, 3u);
+  EXPECT_EQ(config.counter_interval_ns, 250000000u);
+  ASSERT_EQ(config.interval_events.size(), 2u);
+  EXPECT_EQ(config.interval_events[0].name, "task-clock");
+  EXPECT_TRUE(config.interval_events[1].forced_unavailable);
+  EXPECT_TRUE(config.rdpmc);
+}
+
+TEST_F(ConfigTest, WithoutCycledSetsEveryEventCountsInEveryCall) {
+  cli::RunOptions options;
+  options.counter_functions = {"f"};
+  options.counter_events = {{"page-faults", os::EventEncoding{1, 2, 0, 0, false, true}, false, -1}};
+  Config config = through_the_environment(options);
+  ASSERT_EQ(config.counter_events.size(), 1u);
+  EXPECT_EQ(config.counter_events[0].set, -1);
+  EXPECT_EQ(getenv("WHATIF_COUNTER_SETS"), nullptr) << "no sets to cycle: nothing to say";
+}
+
+TEST_F(ConfigTest, RdpmcOffIsTheUsersSwitch) {
+  setenv("WHATIF_RDPMC", "off", 1);
+  EXPECT_FALSE(Config::from_environment().rdpmc);
+  unsetenv("WHATIF_RDPMC");
+  EXPECT_TRUE(Config::from_environment().rdpmc);
+}
+
+}  // namespace
+}  // namespace whatif::config

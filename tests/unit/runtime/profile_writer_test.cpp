@@ -76,6 +76,50 @@ TEST(ProfileWriter, CountersRecordsRoundTripAndTheLastOneWins) {
   std::filesystem::remove(path);
 }
 
+TEST(ProfileWriter, CycledEventsCarryTheCallsTheyCountedInAndIntervalsTheirScaling) {
+  std::string path = temp_path("whatif-writer-cycled");
+  {
+    ProfileWriter writer;
+    ASSERT_TRUE(writer.open(path, Format::kWhatif).ok());
+    Header header;
+    header.command = {"./app"};
+    header.options_json = "{}";
+    writer.header(header);
+    CountersRecord record;
+    record.tid = 5;
+    record.function = "f";
+    record.calls = 10;
+    record.events = {{"cycles", 400, 300, 4}, {"page-faults", 2, 1, -1}};
+    writer.counters(record, 1000);
+    CounterIntervalRecord interval;
+    interval.interval_ns = 100000000;
+    interval.values = {{"task-clock", 150000000, 1}, {"cycles", 2e8, 0.5}};
+    interval.unavailable = {{"instructions", "this machine has no hardware PMU for it"}};
+    writer.counter_interval(interval, 300000000);
+  }
+  auto profile = analysis::read_profile(path);
+  ASSERT_TRUE(profile) << profile.error();
+  ASSERT_EQ(profile->function_counters.size(), 1u);
+  const auto& events = profile->function_counters[0].events;
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].name, "cycles");
+  EXPECT_DOUBLE_EQ(events[0].measured, 4) << "a cycled event: counted in 4 of the 10 calls";
+  EXPECT_DOUBLE_EQ(events[1].measured, -1) << "counted in every call: the pair format older readers know";
+  // The interval record, by the format's field names.
+  std::ifstream in(path);
+  std::string line, found;
+  while (std::getline(in, line)) {
+    if (line.find(format::record::counter_interval::kName) != std::string::npos) found = line;
+  }
+  auto record = nlohmann::json::parse(found);
+  namespace f = format::record::counter_interval;
+  EXPECT_EQ(record[f::elapsed_ns], 300000000u);
+  EXPECT_EQ(record[f::interval_ns], 100000000u);
+  EXPECT_DOUBLE_EQ(record[f::values]["cycles"][1].get<double>(), 0.5);
+  EXPECT_EQ(record[f::unavailable]["instructions"], "this machine has no hardware PMU for it");
+  std::filesystem::remove(path);
+}
+
 TEST(ProfileWriter, WhatifFormatRoundTripsThroughTheReader) {
   std::string path = temp_path("whatif-writer");
   {
