@@ -5,6 +5,7 @@ import { parseProfile } from './parse.js';
 import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './analysis.js';
 import { speedupChart, PALETTE } from './chart.js';
 import { renderStalls } from './stalls.js';
+import { renderBranchFlows } from './branches.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { profiles: [], report: null, pointNames: [], visible: [], observer: null };
@@ -95,6 +96,8 @@ function renderExtras() {
   extras.replaceChildren();
   const stalls = state.profiles.flatMap((p) => p.stalls);
   if (stalls.length) extras.append(renderStalls(el, stalls, state.profiles.flatMap((p) => p.sources)));
+  const flows = state.profiles.flatMap((p) => p.branchFlows);
+  if (flows.length) extras.append(renderBranchFlows(el, flows, state.profiles.flatMap((p) => p.sources)));
   const sections = [['lbr', 'Branch records', 'lbr-section']];
   for (const [key, title, id] of sections) {
     const records = state.profiles.flatMap((p) => p[key]);

@@ -12,7 +12,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], sampleCounts: new Map(),
-    samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
+    samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [], branchFlows: [],
   };
 }
 
@@ -83,6 +83,7 @@ function readWhatifRecord(record, profile) {
       break;
     case 'lbr': profile.lbr.push(record); break;
     case 'stalls': profile.stalls.push(record); break;
+    case 'branch_flow': profile.branchFlows.push(record); break;
     default: break;  // header (checked by the caller), object and unknown types
   }
 }

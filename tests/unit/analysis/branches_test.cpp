@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <link.h>
 
+#include "analysis/branches/autofdo_export.h"
 #include "analysis/branches/bolt_export.h"
 #include "analysis/branches/branch_report.h"
 #include "analysis/branches/branches.h"
@@ -77,6 +78,17 @@ TEST(BranchReport, TakenRateCountsRangesRunningThroughTheBranch) {
   EXPECT_DOUBLE_EQ(taken_rate(object, 0x20), 3.0 / 5.0);
   EXPECT_DOUBLE_EQ(taken_rate(object, 0x30), 1.0);
   EXPECT_DOUBLE_EQ(taken_rate(object, 0x99), -1.0);
+}
+
+TEST(AutoFdoExport, RangesAddressesAndBranchesInCreateGcovsTextLayout) {
+  ObjectBranches object;
+  object.edges = {{0x401020, 0x401000, 7}, {0x401010, 0x401018, 2}};
+  object.ranges = {{0x401000, 0x401010, 2}, {0x401000, 0x401020, 5}};
+  EXPECT_EQ(autofdo_text(object),
+            "2\n401000-401010:2\n401000-401020:5\n"
+            "0\n"
+            "2\n401020->401000:7\n401010->401018:2\n");
+  EXPECT_EQ(autofdo_text(ObjectBranches{}), "0\n0\n0\n");
 }
 
 }  // namespace
