@@ -6,17 +6,18 @@ For each workload of branchy.c, builds (gcc -O2 -gdwarf-4):
   * autofdo    -fauto-profile from `whatif run --lbr` -> `whatif export --autofdo` -> create_gcov
                (--profiler=text --gcov_version=2) -> scripts/afdo_gcc12.py;
   * instrumented  -fprofile-generate, one training run, -fprofile-use (the exact profile);
-then times the three, interleaved, medians over --repeat runs. The training and timed runs use
-the same input.
+then times the three, interleaved, medians over --repeat runs of the child's CPU time (user +
+system: steadier than wall time on a shared machine). The training and timed runs use the same
+input.
 
 Usage: autofdo_compare.py WHATIF [--rounds MODE=N ...] [--repeat N] [--modes sort,search,...]
 """
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "branchy.c")
@@ -30,9 +31,11 @@ def run(command, **kwargs):
 
 
 def timed(command):
-    start = time.monotonic()
+    """CPU seconds (user + system) of one run of `command`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run(command, stdout=subprocess.DEVNULL)
-    return time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def build(workdir, whatif, mode, rounds):
@@ -94,7 +97,7 @@ def main():
             for name in binaries:
                 median = statistics.median(times[name])
                 spread = max(times[name]) - min(times[name])
-                print(f"{mode:8} {name:13} {median:7.3f} s (range {spread:.3f})  speedup {100 * (base / median - 1):+5.1f}%")
+                print(f"{mode:8} {name:13} {median:7.3f} s CPU (range {spread:.3f})  speedup {100 * (base / median - 1):+5.1f}%")
     with open("/proc/loadavg") as f:
         print("loadavg after:", f.read().strip())
 

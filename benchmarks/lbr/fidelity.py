@@ -105,6 +105,7 @@ def main():
     scale = {"sort": "400", "search": "150", "interp": "600", "collatz": "60"}
     if args.lbr_loop:
         workloads.append((args.lbr_loop, ["loop", "50"], "lbr_loop"))
+        workloads.append((args.lbr_loop, ["chain", "50"], "lbr_chain"))  # two memory-dependent branches per iteration
     env = {"WHATIF_LBR_NAIVE": "1"} if args.naive else {}
     if args.registers:
         env["WHATIF_LBR_REGISTERS"] = str(args.registers)

@@ -156,7 +156,10 @@ class ThreadTracer {
   /// registers remain), so whichever fires settles it; else at the branch itself.
   WHATIF_SIGNAL_SAFE void arm(const Block& stop, uint64_t sp, bool sp_known, const x86::KnownState& known);
   /// Splits `parent` (stopped at a conditional branch) into its taken and fall-through leaves: each
-  /// at its direction's next stop when `full`, else (arrival) at its first instruction.
+  /// at its direction's next stop when `full`, else (arrival) at its first instruction. A full
+  /// leaf whose stop the data flow would settle after a stop at the parent (nothing on the way
+  /// rewrites the flags) becomes an arrival: it would save no stop and cost a move. False when
+  /// both end as arrivals (nothing saved).
   WHATIF_SIGNAL_SAFE bool split(const Leaf& parent, Leaf& taken, Leaf& fall, bool taken_full, bool fall_full);
   /// No leaf's breakpoint lies on another leaf's path (or its own) or shares its address. The
   /// pending branch's own address may: execution resumes there with RF set.
@@ -192,6 +195,7 @@ class ThreadTracer {
   uint32_t leaf_count_ = 0;
   Leaf split_[2];  // scratch for arm(): the two halves of a split leaf
   Leaf saved_;     // and the leaf before it
+  Leaf probe_;     // split(): the walk a stop at the branch itself would allow
   // The code the thread runs from where it resumes to the pending branch (no breakpoint may lie there).
   Span pre_[kPreSpans];
   uint32_t pre_count_ = 0;

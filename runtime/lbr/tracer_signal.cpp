@@ -239,19 +239,36 @@ WHATIF_SIGNAL_SAFE bool ThreadTracer::split(const Leaf& parent, Leaf& taken, Lea
   if (parent.arrival || branch.transfer != x86::Transfer::kConditional || branch.condition >= x86::Condition::kLoop) return false;
   uint64_t next = parent.stop.branch + branch.length;
   if (parent.spans >= kLookSpans || (parent.edges >= kLookEdges)) return false;
-  for (Leaf* child : {&taken, &fall}) {
-    *child = parent;
-    child->settled = parent.settled + 1;
-    child->span[child->spans++] = {parent.stop.branch, next};
-  }
-  taken.edge[taken.edges++] = {parent.stop.branch, branch.target};
-  auto grow = [&](Leaf& child, uint64_t start, bool full) {
-    if (full) return walk(start, child.sp, child.sp_known, child.known, child.stop, &child) == Walk::kStop;
+  auto init = [&](Leaf& child, bool is_taken) {
+    child = parent;
+    child.settled = parent.settled + 1;
+    child.span[child.spans++] = {parent.stop.branch, next};
+    if (is_taken) child.edge[child.edges++] = {parent.stop.branch, branch.target};
+  };
+  auto arrival = [&](Leaf& child, uint64_t start, bool is_taken) {
+    init(child, is_taken);
     child.arrival = true;
     child.stop.branch = start;
+  };
+  auto grow = [&](Leaf& child, uint64_t start, bool full, bool is_taken) {
+    if (!full) {
+      arrival(child, start, is_taken);
+      return true;
+    }
+    init(child, is_taken);
+    if (walk(start, child.sp, child.sp_known, child.known, child.stop, &child) != Walk::kStop) return false;
+    // A stop at the branch itself would give the data flow its flags: when nothing on the way
+    // rewrites them, that flow settles the child's branch too, and the child saves no stop. Then
+    // the direction's first instruction serves as well, with one breakpoint move less on the way.
+    init(probe_, is_taken);
+    probe_.known.flags_known = true;
+    bool settled_by_flags = walk(start, probe_.sp, probe_.sp_known, probe_.known, probe_.stop, &probe_) != Walk::kStop ||
+                            probe_.stop.branch != child.stop.branch;
+    if (settled_by_flags) arrival(child, start, is_taken);
     return true;
   };
-  return grow(taken, branch.target, taken_full) && grow(fall, next, fall_full);
+  // At least one direction must reach past its first instruction, or nothing is saved.
+  return grow(taken, branch.target, taken_full, true) && grow(fall, next, fall_full, false) && !(taken.arrival && fall.arrival);
 }
 
 WHATIF_SIGNAL_SAFE bool ThreadTracer::distinct(uint32_t count) const {
