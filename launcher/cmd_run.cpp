@@ -29,6 +29,7 @@
 #include "analysis/counters/events.h"
 #include "analysis/counters/function_config.h"
 #include "analysis/profile/profile.h"
+#include "analysis/stalls/clock.h"
 #include "analysis/stalls/stalls_report.h"
 #include "commands.h"
 #include "launcher_paths.h"
@@ -320,6 +321,15 @@ int run(RunOptions options) {
                                         "; the profile keeps every experiment completed before that");
   }
   if (!coz) embed_sources(absolute_output, *profile);
+  if (!coz && !profile->instructions.empty()) {
+    // The stall analysis needs cycles per sampling period: measure the core's clock now, on the same
+    // machine just after the run, rather than trust the nominal one (boost and power states move it).
+    stalls::ClockMeasurement clock = stalls::measure_clock();
+    if (clock.mhz > 0) {
+      std::ofstream(absolute_output, std::ios::app) << analysis::clock_record(clock.mhz, clock.method);
+      profile->measured_mhz = clock.mhz;
+    }
+  }
   if (!coz) embed_stalls(absolute_output, *profile);
   if (!coz) embed_branch_flows(absolute_output);
 
@@ -336,6 +346,26 @@ int run(RunOptions options) {
                           "work completes, or use --end-to-end, or -p FILE:LINE for a progress point without a source edit";
     fail(message);
     if (!coz) append_warning(absolute_output, message);
+  }
+  if (!options.fixed_line.empty() && experiments > 0) {
+    // A line that no sample ever landed in is never sped up: every experiment is a baseline in
+    // disguise and the prediction is 0 by construction. Usually a typo, or a line that compiles to no
+    // code of its own (a declaration, a macro's call site whose code carries other lines).
+    double selected = 0;
+    bool known = true;
+    for (const auto& experiment : profile->experiments) {
+      if (experiment.selected_samples < 0) known = false;
+      selected += std::max(0.0, experiment.selected_samples);
+    }
+    if (known && selected == 0) {
+      std::string message = fmt::format(
+          "--fixed-line {} was never sampled in {} experiments, so it was never sped up and its prediction is 0 "
+          "by construction: check the line (a sampled FILE:LINE from `whatif report` or `whatif lines`); the body of "
+          "a function inlined into it carries the function's own line numbers, not the call's",
+          options.fixed_line, experiments);
+      std::fprintf(stderr, "whatif: warning: %s\n", message.c_str());
+      if (!coz) append_warning(absolute_output, message);
+    }
   }
   note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits)", output, experiments, visits));
   if (!coz && experiments > 0) {
@@ -386,6 +416,9 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_flag("--append", options->append, "Append to the profile instead of replacing it");
   run_command->add_flag("--no-instructions", options->no_instructions,
                         "Keep no per-instruction sample counts (the stall analysis's input)");
+  run_command->add_flag("--no-contention", options->no_contention,
+                        "Do not scale virtual speedups for CPU time other processes take from the program's "
+                        "threads (by default a sample under outside load stands for the longer wall time it took)");
   run_command->add_option("--counters", options->counters,
                           "Count calls, time and events of the functions CONFIG names (programs built with "
                           "-finstrument-functions; format in docs/counters.md)");

@@ -53,6 +53,7 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (options.allocation == "samples") out.emplace_back(env::kAllocation, "samples");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
   if (options.no_instructions) out.emplace_back(env::kInstructions, "off");
+  if (options.no_contention) out.emplace_back(env::kContention, "off");
   if (options.lbr) {
     out.emplace_back(env::kLbr, "1");
     out.emplace_back(env::kLbrDepth, std::to_string(options.lbr_depth));

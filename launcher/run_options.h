@@ -34,6 +34,7 @@ struct RunOptions {
   bool append = false;
   bool follow_children = false;
   bool no_instructions = false;
+  bool no_contention = false;
   bool quiet = false;
   bool lbr = false;
   int lbr_depth = 16;

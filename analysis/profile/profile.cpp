@@ -79,6 +79,7 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   experiment.line_samples_total = number_or(record, "line_samples_total", -1);
   experiment.elapsed_ns = number_or(record, "elapsed_ns", -1);
   experiment.delay_ns = delay;
+  experiment.paused_ns = number_or(record, "paused_ns", -1);
   experiment.total_samples = number_or(record, "total_samples", -1);
   experiment.written_effective_duration_ns = number_or(record, "effective_duration_ns", -1);
   if (auto points = record.find("points"); points != record.end() && points->is_array()) {
@@ -230,6 +231,8 @@ void read_whatif_record(const json& record, Profile& profile) {
     profile.has_lbr = true;
   } else if (type == "stalls") {
     profile.has_stalls = true;
+  } else if (type == format::record::clock::kName) {
+    profile.measured_mhz = number_or(record, format::record::clock::measured_mhz, -1);
   }
   // header handled by the caller; unknown types carry nothing the analysis uses.
 }
@@ -657,6 +660,12 @@ std::string source_record(const SourceSnippet& snippet) {
   namespace source = format::record::source;
   json record = {{format::kTypeField, source::kName}, {source::file, snippet.file},
                  {source::first_line, snippet.first_line}, {source::lines, snippet.lines}};
+  return record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string clock_record(double measured_mhz, const std::string& method) {
+  namespace clk = format::record::clock;
+  json record = {{format::kTypeField, clk::kName}, {clk::measured_mhz, measured_mhz}, {clk::method, method}};
   return record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -46,6 +46,7 @@ struct Experiment {
   double elapsed_ns = -1;            ///< real T so far (whatif only), or -1
   double delay_ns = -1;              ///< delay inserted during it (whatif only), or -1
   double total_samples = -1;         ///< all in-scope samples during it (whatif only), or -1
+  double paused_ns = -1;             ///< real time threads slept paying delays during it, or -1
   /// The `effective_duration_ns` field as written (clamped at 0), or -1: effective_duration_ns above
   /// keeps its sign. Whatif only.
   double written_effective_duration_ns = -1;
@@ -152,6 +153,8 @@ struct Profile {
   std::vector<SourceSnippet> sources;
   bool has_lbr = false;
   bool has_stalls = false;
+  /// The effective core clock the launcher measured after the run (`clock` record), or -1.
+  double measured_mhz = -1;
   std::vector<Header> headers;        ///< whatif only: one per process, in file order
   std::vector<LoadedObject> objects;  ///< whatif only
   /// whatif only: per process and object, the last record (merged_instructions() sums processes)
@@ -209,5 +212,7 @@ class ProfileFollower {
 std::string warning_record(const std::string& message);
 /// A `source` record, one JSON line with its newline (invalid UTF-8 replaced).
 std::string source_record(const SourceSnippet& snippet);
+/// A `clock` record: the effective core clock in MHz and how it was measured.
+std::string clock_record(double measured_mhz, const std::string& method);
 
 }  // namespace whatif::analysis

@@ -272,6 +272,60 @@ void schedule(std::vector<Decoded>& code, const std::vector<Block>& blocks) {
 /// Cycles at the head of the queue in the best case (DCPI's M_i): the stall before it plus its issue.
 double best_case(const Decoded& item) { return item.stall + item.issue; }
 
+/// `xor r, r` and the like: the result does not depend on the register, and cores know it.
+bool zero_idiom(const Decoded& item) {
+  static const std::set<std::string> kinds = {"xor", "sub", "pxor", "xorps", "xorpd", "vpxor", "vxorps", "vxorpd"};
+  if (!kinds.count(item.d.mnemonic)) return false;
+  const std::string& t = item.d.text;
+  std::size_t space = t.find(' '), comma = t.find(", ");
+  return space != std::string::npos && comma != std::string::npos && t.substr(space + 1, comma - space - 1) == t.substr(comma + 2);
+}
+
+/// Best-case cycles of one iteration of a block that loops to itself, on an out-of-order core:
+/// the iterations overlap, so the in-order sum of M_i over the body overstates it whenever
+/// independent chains run side by side. Dataflow schedule of successive iterations: micro-ops
+/// dispatch in order, `issue_width` per cycle; each starts when its operands (and the divider) are
+/// ready; results after the table's latency; retirement in order. The steady state, the retirement
+/// interval of the later iterations, is bounded below by the longest loop-carried chain and by the
+/// issue width: the cycles an unstalled iteration holds the head of the reorder buffer.
+double steady_iteration(const std::vector<Decoded>& code, const Block& block, double issue_width) {
+  constexpr int kIterations = 16;
+  std::map<uint16_t, double> ready;
+  double dispatch = 0, retire = 0, divider_free = 0, retired_half = 0;
+  for (int k = 0; k < kIterations; ++k) {
+    for (std::size_t i = block.first; i <= block.last; ++i) {
+      const Decoded& item = code[i];
+      double start = dispatch;
+      if (!zero_idiom(item)) {
+        for (uint16_t reg : item.d.reads) {
+          auto it = ready.find(reg);
+          if (it != ready.end()) start = std::max(start, it->second);
+        }
+      }
+      if (item.d.divides) {
+        start = std::max(start, divider_free);
+        divider_free = start + std::max(1.0, item.latency.rthroughput);
+      }
+      // The table's latency as is: 0 for register moves the core eliminates at rename.
+      double done = start + std::max(0, item.latency.latency);
+      for (uint16_t reg : item.d.writes) ready[reg] = done;
+      double slots = std::max(1, item.latency.uops) / issue_width;
+      dispatch += slots;
+      retire = std::max(retire + slots, done);
+    }
+    if (k == kIterations / 2 - 1) retired_half = retire;
+  }
+  return (retire - retired_half) / (kIterations / 2);
+}
+
+/// A block's best-case cycles per execution: a self-loop's steady-state iteration, else the sum of M_i.
+double block_cycles(const std::vector<Decoded>& code, const Block& block, const Model& model) {
+  if (block.self_loop) return steady_iteration(code, block, model.issue_width);
+  double m = 0;
+  for (std::size_t i = block.first; i <= block.last; ++i) m += best_case(code[i]);
+  return m;
+}
+
 struct Window {
   double samples = 0, weight = 0;  // weight: sum of M (times the relative count with branch records)
   double ratio() const { return weight > 0 ? samples / weight : 0; }
@@ -345,6 +399,26 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
   };
 
   // ---- frequencies ----------------------------------------------------------------------------
+  // DCPI's estimate assumes some issue points run unstalled; it fails "for classes with only one or
+  // two issue points where dynamic stalls occur regularly" (section 6.2). Samples that sit (after
+  // skid) on an instruction that may stall for a time the model cannot bound (a load or a consumer
+  // of its result: a cache or TLB miss; a block head reached by a conditional or indirect branch: a
+  // mispredict) look the same whether it stalled or not: a loop of L1 hits and one of misses give the
+  // same samples. When most of the samples an estimate rests on are of that kind, it is low confidence.
+  auto may_stall = [&](std::size_t i) {
+    if (code[i].d.loads || !code[i].load_producers.empty()) return true;
+    const Block& block = blocks[code[i].block];
+    if (i != block.first) return false;
+    return std::any_of(block.preds.begin(), block.preds.end(), [&](std::size_t p) {
+      auto kind = code[blocks[p].last].d.basic.transfer;
+      return kind == x86::Transfer::kConditional || kind == x86::Transfer::kIndirectJump;
+    });
+  };
+  std::vector<double> block_unbounded(blocks.size(), 0), block_charged(blocks.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    block_charged[code[i].block] += charged[i];
+    if (may_stall(i)) block_unbounded[code[i].block] += charged[i];
+  }
   std::vector<double> block_f(blocks.size(), -1);
   std::vector<Confidence> block_c(blocks.size(), Confidence::low);
   std::vector<double> relative(n, -1);  // branch-record counts per instruction
@@ -359,25 +433,40 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     from_records = std::any_of(relative.begin(), relative.end(), [](double c) { return c > 0; });
   }
   if (from_records) {
-    // The records give relative counts; the samples give the scale: windows of S / (count * M).
+    // The records give relative counts; the samples give the scale: windows of S / (count * M), a
+    // window per block (its steady-state iteration for a self-loop), since on an out-of-order core
+    // the samples of an iteration gather on the instruction its chain completes at.
     std::vector<Window> windows;
     for (const Block& block : blocks) {
-      Window w;
-      for (std::size_t i = block.first; i <= block.last; ++i) {
-        if (relative[i] <= 0) continue;
-        w.samples += sampled[i];
-        w.weight += relative[i] * best_case(code[i]);
-        if (w.weight >= relative[i] * 1.0) windows.push_back(std::exchange(w, {}));
-      }
-      if (w.weight > 0) windows.push_back(w);
+      double count = relative[block.first], m = block_cycles(code, block, model), s = 0;
+      for (std::size_t i = block.first; i <= block.last; ++i) s += sampled[i];
+      if (count > 0 && m > 0) windows.push_back({s, count * m});
     }
     auto [scale, confidence] = estimate(windows);
     if (scale < 0) scale = 0;
+    // Windows without samples say only "rare": with one sampled window the estimate rests on it alone,
+    // which with enough samples is as good as a one-block loop's (medium), not a lone issue point's.
+    double sampled_windows = 0, window_samples = 0;
+    for (const Window& w : windows) sampled_windows += w.samples > 0 ? 1 : 0, window_samples += w.samples;
+    if (sampled_windows == 1 && window_samples >= 40) confidence = Confidence::medium;
+    // The upper bound S_b >= F_b * M_b of every block (see the heuristic's below): with the counts
+    // exact up to the scale, each well-sampled block bounds it. Fewer than 20 samples: too noisy a
+    // bound (a minimum over noisy blocks errs low).
+    for (const Block& block : blocks) {
+      double count = relative[block.first], s = 0, m = block_cycles(code, block, model);
+      for (std::size_t i = block.first; i <= block.last; ++i) s += sampled[i];
+      if (count > 0 && m > 0 && s >= 20) scale = std::min(scale, s / (count * m));
+    }
+    double unbounded = 0, total = 0;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (relative[blocks[b].first] > 0) unbounded += block_unbounded[b], total += block_charged[b];
+    }
+    if (total > 0 && unbounded * 2 > total) confidence = Confidence::low;
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       double count = relative[blocks[b].first];
       block_f[b] = scale * count;
       block_c[b] = count >= 20 ? Confidence::high : count > 0 ? Confidence::medium : Confidence::low;
-      if (confidence == Confidence::low && block_c[b] == Confidence::high) block_c[b] = Confidence::medium;
+      block_c[b] = std::min(block_c[b], confidence);  // the scale is as good as its own estimate
     }
   } else {
     // Frequency classes: straight-line chains (A's only successor is B, B's only predecessor A).
@@ -417,6 +506,48 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
         for (std::size_t b = 0; b < blocks.size(); ++b) {
           if (find(b) == root) block_f[b] = f, block_c[b] = confidence;
         }
+      }
+    }
+    // An upper bound per class: S = F * C with C >= M for every block, so F <= S_b / M_b. On an
+    // out-of-order core the instructions of a loop iteration retire together behind the one that
+    // completes last, and the samples pile onto it: an issue point with a small M_i but the whole
+    // iteration's samples would otherwise make F look many times larger. A self-loop's M_b is its
+    // steady-state iteration (overlapping iterations), else the block's sum of M_i.
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (block_f[b] < 0) continue;
+      double s = 0, m = block_cycles(code, blocks[b], model);
+      for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i];
+      if (m <= 0 || s <= 0 || block_f[b] <= s / m) continue;
+      std::size_t root = find(b);
+      for (std::size_t c = 0; c < blocks.size(); ++c) {
+        if (find(c) == root) block_f[c] = std::min(block_f[c], s / m);
+      }
+    }
+    {
+      std::map<std::size_t, std::pair<double, double>> unbounded;  // class -> (unbounded, all) samples
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        unbounded[find(b)].first += block_unbounded[b];
+        unbounded[find(b)].second += block_charged[b];
+      }
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        auto [u, all] = unbounded[find(b)];
+        if (block_f[b] >= 0 && all > 0 && u * 2 > all) {
+          block_c[b] = Confidence::low;
+          continue;
+        }
+        // A loop of one block whose samples are not of that kind: its whole iteration is the window.
+        // DCPI widens an issue point's window back to the instruction it depends on, whose latency
+        // dynamic stalls cannot shorten; on an out-of-order core that is the loop-carried chain, one
+        // iteration. Single issue points' ratios only add noise here (4 samples against 30).
+        if (!blocks[b].self_loop || find(b) != b || all <= 0) continue;
+        bool alone = true;
+        for (std::size_t c = 0; c < blocks.size(); ++c) alone = alone && (c == b || find(c) != b);
+        double s = 0, m = block_cycles(code, blocks[b], model);
+        for (std::size_t i = blocks[b].first; i <= blocks[b].last; ++i) s += sampled[i];
+        if (!alone || m <= 0 || s <= 0) continue;
+        block_f[b] = s / m;
+        // One window: no second one to show it unstalled (DCPI rates few issue points lower).
+        block_c[b] = s >= 40 ? Confidence::medium : Confidence::low;
       }
     }
     // Local propagation over the flow constraints: a block's frequency is the sum of its incoming
@@ -531,7 +662,12 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       } else {
         icache = new_line;
       }
-      if (icache && !hot_lines_ok) candidates.push_back({Cause::icache, 0, 0, dyn});
+      // DCPI's line rule assumes fetch and issue in step: a missing line stalls the instruction that
+      // starts it. An out-of-order core fetches ahead of retirement behind a reorder buffer, so a
+      // miss shows at the head of the queue wherever the back end drains it: once the program's hot
+      // code outgrows the I-cache (capacity misses on every pass), no instruction can be ruled out.
+      bool capacity = options.hot_code_bytes > model.icache_bytes;
+      if ((icache || capacity) && !hot_lines_ok) candidates.push_back({Cause::icache, 0, 0, dyn});
       // D-cache and DTLB: the instruction loads, or consumes a load's result.
       std::vector<std::size_t> loads = item.load_producers;
       if (item.d.loads) loads.push_back(i);
@@ -576,6 +712,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
   Summary& s = result.summary;
   s.from_branch_records = from_records;
   s.missing_edges = missing_edges;
+  s.clock_mhz = options.clock_mhz;
+  s.clock_measured = options.clock_measured;
   std::map<Cause, CauseRange> causes;
   double best = 0;
   for (const InstructionResult& row : result.instructions) {
@@ -637,16 +775,6 @@ const analysis::BranchSamples* branches_for(const std::vector<analysis::BranchSa
   return nullptr;
 }
 
-double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
-  std::set<std::pair<std::string, uint64_t>> lines;
-  for (const auto& object : all) {
-    for (const auto& [address, count] : object.counts) {
-      if (count > 0) lines.insert({object.path, address / 64});
-    }
-  }
-  return static_cast<double>(lines.size()) * 64;
-}
-
 /// Line tables, read once per object.
 struct Lines {
   std::map<std::string, std::unique_ptr<symbols::SymbolMap>> maps;
@@ -672,9 +800,42 @@ void add_sources(ProcedureResult& result, symbols::SymbolMap* map) {
 
 }  // namespace
 
+// The program's hot code in bytes: 64-byte lines that ran while sampled. Lines that ran but drew no
+// sample are estimated from how many drew one or two (Chao's estimator of unseen classes,
+// f1 (f1 - 1) / (2 (f2 + 1))): 3000 samples over a 36 KB loop leave a quarter of its lines unsampled, which made
+// it look smaller than the 32 KB I-cache in one run of two.
+double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all) {
+  std::map<std::pair<std::string, uint64_t>, double> lines;
+  for (const auto& object : all) {
+    for (const auto& [address, count] : object.counts) {
+      if (count > 0) lines[{object.path, address / 64}] += count;
+    }
+  }
+  double f1 = 0, f2 = 0;
+  for (const auto& [line, count] : lines) f1 += count == 1 ? 1 : 0, f2 += count == 2 ? 1 : 0;
+  double unseen = f1 * (f1 - 1) / (2 * (f2 + 1));  // the bias-corrected form, defined for f2 = 0
+  return (static_cast<double>(lines.size()) + unseen) * 64;
+}
+
+namespace {
+/// The clock period_cycles uses, for the reports.
+void set_clock(Options& options, const analysis::Profile& profile) {
+  options.clock_measured = profile.measured_mhz > 0;
+  options.clock_mhz = options.clock_measured ? profile.measured_mhz : 0;
+  for (const analysis::Header& h : profile.headers) {
+    if (!options.clock_measured && options.clock_mhz <= 0 && h.cpu_mhz > 0) options.clock_mhz = h.cpu_mhz;
+  }
+}
+}  // namespace
+
 double period_cycles(const analysis::Profile& profile) {
   for (const analysis::Header& h : profile.headers) {
-    if (h.cpu_mhz > 0 && h.sampling_period_ns > 0) return h.sampling_period_ns * h.cpu_mhz / 1000.0;
+    if (h.sampling_period_ns <= 0) continue;
+    // The measured clock when the launcher recorded one: the nominal clock of /proc/cpuinfo is not
+    // the rate the core ran at (a 2.45 GHz EPYC ran dependent adds at 3.18 GHz, boosted), and each
+    // execution count is the period in cycles times F.
+    if (profile.measured_mhz > 0) return h.sampling_period_ns * profile.measured_mhz / 1000.0;
+    if (h.cpu_mhz > 0) return h.sampling_period_ns * h.cpu_mhz / 1000.0;
   }
   return 0;
 }
@@ -704,6 +865,7 @@ std::vector<ProcedureResult> analyse_profile(const analysis::Profile& profile, d
   Options options;
   options.skid = skid;
   options.period_cycles = period_cycles(profile);
+  set_clock(options, profile);
   options.hot_code_bytes = hot_code_bytes(merged);
   double total = 0;
   for (const auto& object : merged)
@@ -741,6 +903,7 @@ Result<ProcedureResult> analyse_function(const analysis::Profile& profile, const
   Options options;
   options.skid = skid;
   options.period_cycles = period_cycles(profile);
+  set_clock(options, profile);
   options.hot_code_bytes = hot_code_bytes(merged);
   std::vector<std::string> notes;
   Objects objects;

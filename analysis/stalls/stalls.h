@@ -108,6 +108,8 @@ struct Summary {
   double high_share = 0, medium_share = 0, low_share = 0;
   bool from_branch_records = false;
   bool missing_edges = false;  ///< an indirect jump left the CFG incomplete
+  double clock_mhz = 0;        ///< the clock executions were computed with (0: none)
+  bool clock_measured = false; ///< from the launcher's `clock` record, else the nominal one
 };
 
 struct ProcedureResult {
@@ -124,6 +126,8 @@ struct Options {
   /// across a block head: a head keeps its samples, where mispredicts and I-cache misses show).
   bool skid = true;
   double period_cycles = 0;  ///< sampling period in cycles (period_ns * MHz / 1000), 0 unknown
+  double clock_mhz = 0;      ///< the clock period_cycles used, for the reports
+  bool clock_measured = false;
   double hot_code_bytes = -1;  ///< the program's sampled code footprint; I-cache ruled out below half the I-cache
 };
 
@@ -144,6 +148,10 @@ struct ProcedureSamples {
 /// function symbol go to "[object]+0xADDR"-less rows named "(unknown)". Objects that cannot be
 /// read add a message to `notes`.
 std::vector<ProcedureSamples> procedures(const analysis::Profile& profile, std::vector<std::string>* notes);
+
+/// The program's hot code in bytes: the 64-byte lines with samples, plus an estimate of the lines
+/// that ran unsampled from how many lines drew one or two samples (Chao's estimator).
+double hot_code_bytes(const std::vector<analysis::InstructionSamples>& all);
 
 /// The sampling period in cycles from the profile's header (period and nominal clock), or 0.
 double period_cycles(const analysis::Profile& profile);

@@ -50,6 +50,11 @@ std::string render_summary(const ProcedureResult& p) {
                      s.best_case_cpi, s.actual_cpi, s.from_branch_records ? "branch records" : "samples (DCPI heuristic)",
                      100 * s.high_share, 100 * s.medium_share, 100 * s.low_share,
                      s.missing_edges ? "; an indirect jump leaves the CFG incomplete" : "");
+  if (s.clock_mhz > 0) {
+    out += fmt::format("*** Executions at {:.0f} MHz ({})\n***\n", s.clock_mhz,
+                       s.clock_measured ? "measured after the run"
+                                        : "nominal: the profile has no `clock` record, so counts may be short by the boost");
+  }
   std::map<Cause, CauseRange> by;
   for (const CauseRange& c : s.causes) by[c.cause] = c;
   for (Cause cause : {Cause::icache, Cause::dcache, Cause::dtlb, Cause::store_buffer, Cause::mispredict, Cause::long_latency}) {
@@ -169,6 +174,7 @@ std::string stalls_record(const ProcedureResult& p, const Model& model) {
                   {"causes", causes}, {"dynamic_stall", s.dynamic_stall}, {"static_stall", s.static_stall},
                   {"execution", s.execution}, {"unexplained_gain", s.unexplained_gain},
                   {"frequencies_from", s.from_branch_records ? "branch records" : "samples"},
+                  {"clock_mhz", s.clock_mhz}, {"clock_measured", s.clock_measured},
                   {"confidence_shares", {{"high", s.high_share}, {"medium", s.medium_share}, {"low", s.low_share}}}};
   json rows = json::array();
   for (const InstructionResult& r : p.instructions) {

@@ -12,8 +12,12 @@ interleaved rounds, times the same load in each mode:
   coz             coz run, the COZ_PROGRESS build
 
 and prints each mode's median load time over native's, the experiments per minute and the top
-lines with their intervals from `whatif report`. Exits 0 with a "skipped:" line when memcached or
+lines with their intervals from `whatif report`. With --settle, also each whatif run's time to a
+confident answer (benchmarks/causal/confidence.py: the top three lines with three speedups each and
+disjoint intervals); --allocation picks the experiment allocation policy of the whatif modes, so two
+invocations compare policies on the same server. Exits 0 with a "skipped:" line when memcached or
 memcslap cannot be had. Usage: memcached_bench.py --build BUILD [--reps N] [--gets N] [--out DIR]
+[--allocation samples|adaptive] [--settle]
 """
 import argparse
 import os
@@ -143,6 +147,8 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
         cmd = ["coz", "run", "---"] + server
     else:
         cmd = [str(args.whatif), "run", "-q", "-o", str(profile)]
+        if args.allocation:
+            cmd += ["--allocation", args.allocation]
         if mode.startswith("whatif-p"):
             cmd += ["-p", f"proto_text.c:{line}"]
         cmd += ["---"] + server
@@ -208,6 +214,10 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="memcached -t")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--top", type=int, default=6, help="lines of `whatif report` to show per mode")
+    parser.add_argument("--allocation", choices=["samples", "adaptive"],
+                        help="whatif's --allocation in the whatif modes (default: whatif's own default)")
+    parser.add_argument("--settle", action="store_true",
+                        help="print each whatif run's time to a confident answer (confidence.py's test)")
     parser.add_argument("--boost", action="store_true",
                         help="raise this session's autogroup priority (root, session leader; see run.sh)")
     args = parser.parse_args()
@@ -282,6 +292,21 @@ def main():
               f"({per_minute:.0f} per minute)" + ("; " + "; ".join(mechanisms) if mechanisms else ""))
         profiles = [str(out_dir / f"{mode}-{rep}.jsonl") for rep in range(args.reps)
                     if (out_dir / f"{mode}-{rep}.jsonl").exists()]
+        if args.settle:
+            sys.path.insert(0, str(repo / "benchmarks" / "causal"))
+            import confidence  # noqa: E402  (the settled test and its profile cuts)
+            import tempfile
+            settled_after = []
+            with tempfile.TemporaryDirectory() as tmp:
+                for path in profiles:
+                    seconds, k = confidence.time_to_settle(str(args.whatif), path, 4, tmp)
+                    settled_after.append(seconds)
+                    print(f"{mode} {Path(path).name} ({args.allocation or 'default'} allocation): " +
+                          (f"settled after {seconds:.1f} s ({k} experiments)" if seconds is not None
+                           else f"never settled ({k} experiments)"))
+            done = [s for s in settled_after if s is not None]
+            print(f"{mode}: settled in {len(done)} of {len(settled_after)} runs" +
+                  (f", median {statistics.median(done):.1f} s" if done else ""))
         if profiles:
             report = subprocess.run([str(args.whatif), "report", *profiles], capture_output=True, text=True)
             lines = (report.stdout or report.stderr).splitlines()

@@ -50,6 +50,7 @@ struct Config {
   bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
   bool follow_children = false;
   bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
+  bool contention = true;          // WHATIF_CONTENTION=off: delay per sample ignores outside CPU load
   bool lbr = false;                  // --lbr: software branch records
   uint32_t lbr_depth = 16;           // --lbr-depth: taken branches per burst
   uint32_t lbr_every = 10;           // --lbr-every: samples between bursts

@@ -49,6 +49,9 @@ struct GlobalDelays {
   std::atomic<int> phase{static_cast<int>(Phase::kIdle)};
   /// global_ns when the current experiment started: debts from before it are forgiven.
   std::atomic<uint64_t> epoch_start_ns{0};
+  /// Real time all threads (of the process tree) have slept paying delays: how much the virtual
+  /// speedup really paused the program, beside global_ns, what it asked for (diagnostics).
+  std::atomic<uint64_t> paused_ns{0};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);
@@ -87,6 +90,10 @@ struct LocalDelays {
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
   std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
+  /// Wall time per unit of this thread's CPU time recently, in permille, counting run-queue waits
+  /// that other processes caused (delays/contention.h); written by the profiler thread. A sample
+  /// stands for this much of the line's wall time, so a selected sample credits delay × it / 1000.
+  std::atomic<uint32_t> contention_permille{1000};
   /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
   /// nothing now, it is credited or pays when it returns. Read by the profiler to end a drain.
   std::atomic<bool> blocked{false};
@@ -122,8 +129,9 @@ WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local,
 
 /// A sample of this thread fell in the selected line, so its own time already counts as one delay
 /// (minimal-delay optimisation, §3.4.3); others must catch up. The owning thread (for samples it
-/// scanned) or the profiler thread (for the rest). Returns how much the global clock rose: the
-/// virtual time removed from every other thread.
+/// scanned) or the profiler thread (for the rest). Each sample is worth delay_size_ns scaled by the
+/// thread's contention_permille. Returns how much the global clock rose: the virtual time removed
+/// from every other thread.
 WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods = 1);
 
 /// A new thread inherits its parent's local clock: delays the parent executed delayed the child's

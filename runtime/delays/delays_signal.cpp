@@ -38,6 +38,10 @@ WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, Ran
 WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
   uint64_t size = global.delay_size_ns.load(std::memory_order_acquire) * periods;
   if (size == 0) return 0;
+  // Under outside CPU load the sample's period of CPU time took longer in wall time; a real speedup
+  // of the line gives back that wall time (the thread's share of the CPU stays the same).
+  uint64_t contention = local.contention_permille.load(std::memory_order_relaxed);
+  if (contention > 1000) size = size * contention / 1000;
   uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
   return global.raise_to(mine);
 }
@@ -72,6 +76,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = os::sleep_ns(request);
       local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
+      global.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       local.excess_ns = slept > request ? slept - request : 0;
       slept_now = true;
     }

@@ -24,6 +24,8 @@ namespace {
 constexpr uint64_t kTickNs = 1000000;  // profiler wake-up period
 constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
 constexpr uint64_t kLivenessCheckNs = 100000000;  // how often to look for children killed before exiting
+constexpr uint64_t kContentionWindowNs = 20000000;  // schedstat window for outside CPU contention
+constexpr double kContentionWarnPermille = 1150;   // average above this: the run says the machine was busy
 
 MachineSettings settings_of(const config::Config& config) {
   return {config.fixed_line.has_value(), config.fixed_speedup_percent, config.end_to_end, config.experiment_length_ns,
@@ -39,6 +41,7 @@ Profiler::Profiler(ProfilerContext context)
       machine_(settings_of(*context_.config),
                context_.config->seed_given ? context_.config->seed : std::random_device{}()) {
   sampled_counts_.assign(context_.config->sampled_points.size(), 0);
+  usable_cpus_ = os::usable_cpus();
 }
 
 Profiler::~Profiler() = default;
@@ -92,6 +95,13 @@ void Profiler::run() {
   tick(now);  // the last samples
   if (context_.config->end_to_end && machine_.state() == ExperimentMachine::State::kRunning) finish_experiment(now);
   write_samples(now);
+  if (contention_run_ns_ > 0 && contention_weighted_ / contention_run_ns_ > kContentionWarnPermille) {
+    double permille = contention_weighted_ / contention_run_ns_;
+    warn(fmt::format("other processes kept this program's threads waiting for a CPU: each ms of their CPU time "
+                     "took {:.2f} ms on average; virtual speedups were scaled for it (--no-contention turns that "
+                     "off), but predictions on a quieter machine are more reliable",
+                     permille / 1000.0));
+  }
   if (context_.tree != nullptr) {
     // Children that outlive the root run on undelayed and no longer join the tree.
     context_.tree->close();
@@ -221,9 +231,38 @@ void Profiler::tick(uint64_t now) {
     case ExperimentMachine::Action::Kind::kFinish: finish_experiment(now); break;
     case ExperimentMachine::Action::Kind::kNone: break;
   }
+  if (context_.config->contention && now - last_contention_ns_ >= kContentionWindowNs) update_contention(now);
   if (now - last_samples_write_ns_ >= kSamplesWriteIntervalNs) {
     if (last_samples_write_ns_ != 0) write_samples(now);
     last_samples_write_ns_ = now;
+  }
+}
+
+void Profiler::update_contention(uint64_t now) {
+  uint64_t window = last_contention_ns_ == 0 ? 0 : now - last_contention_ns_;
+  last_contention_ns_ = now;
+  sched_windows_.assign(snapshot_.size(), delays::SchedWindow{});
+  std::vector<bool> measured(snapshot_.size(), false);
+  for (std::size_t i = 0; i < snapshot_.size(); ++i) {
+    threads::ThreadState* thread = snapshot_[i];
+    if (thread->retired.load(std::memory_order_acquire)) continue;
+    uint64_t run = 0, wait = 0;
+    if (!os::read_schedstat(thread->tid, run, wait)) continue;
+    if (thread->sched_known && run >= thread->sched_run_ns && wait >= thread->sched_wait_ns) {
+      sched_windows_[i] = {run - thread->sched_run_ns, wait - thread->sched_wait_ns};
+      measured[i] = true;
+    }
+    thread->sched_run_ns = run;
+    thread->sched_wait_ns = wait;
+    thread->sched_known = true;
+  }
+  if (window == 0) return;
+  std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
+  for (std::size_t i = 0; i < snapshot_.size(); ++i) {
+    if (!measured[i] || permille[i] == 0) continue;  // too little run time: keep the previous figure
+    snapshot_[i]->delays.contention_permille.store(permille[i], std::memory_order_relaxed);
+    contention_weighted_ += static_cast<double>(permille[i]) * static_cast<double>(sched_windows_[i].run_ns);
+    contention_run_ns_ += static_cast<double>(sched_windows_[i].run_ns);
   }
 }
 
@@ -313,6 +352,7 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   publish_selected_ranges(line);
   delays::GlobalDelays& delays = *context_.delays;
   global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
   delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
   delays.delay_size_ns.store(static_cast<uint64_t>(speedup * static_cast<double>(context_.config->sampling_period_ns)),
@@ -394,6 +434,7 @@ void Profiler::finish_experiment(uint64_t now) {
   record.selected_samples = machine_.selected_samples();
   record.total_samples = machine_.total_samples();
   record.elapsed_ns = now - context_.start_ns;
+  record.paused_ns = delays.paused_ns.load(std::memory_order_relaxed) - paused_at_start_;
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
     for (const Line& line : attributor_.lines()) {

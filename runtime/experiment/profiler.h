@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "delays/contention.h"
 #include "delays/delays.h"
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
@@ -101,6 +102,9 @@ class Profiler {
   void reload_function_counters();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
+  /// Every kContentionWindowNs: each thread's outside CPU contention from its schedstat
+  /// (delays/contention.h), stored where its selected samples are credited.
+  void update_contention(uint64_t now);
   void write_warnings();
 
   ProfilerContext context_;
@@ -125,6 +129,7 @@ class Profiler {
 
   // The current experiment's runtime side (the machine holds its decisions).
   uint64_t global_delay_at_start_ = 0;
+  uint64_t paused_at_start_ = 0;  // GlobalDelays::paused_ns then
   uint64_t drain_target_ns_ = 0;
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   std::vector<progress::PointReading> points_at_start_;
@@ -132,6 +137,11 @@ class Profiler {
   std::vector<uint64_t> sampled_counts_;  // per sampled point, since the start
   std::vector<uint64_t> sampled_at_start_;
   uint64_t last_samples_write_ns_ = 0;
+  uint64_t last_contention_ns_ = 0;
+  int usable_cpus_ = 1;
+  std::vector<delays::SchedWindow> sched_windows_;  // update_contention's scratch
+  double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning
+  double contention_run_ns_ = 0;
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
   bool children_lost_warned_ = false;

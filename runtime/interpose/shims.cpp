@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/select.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -73,6 +75,59 @@ auto blocking_io(int fd, Call&& call) {
   facade::after_blocking_io(fd, whatif::os::monotonic_ns() - start);
   errno = saved_errno;
   return result;
+}
+
+/// A call without a result that may block until another thread lets it go (OpenMP barriers, critical
+/// sections and locks: always another thread).
+template <typename Call>
+void blocking_until_released(Call&& call) {
+  ReentryGuard guard;
+  if (!hooks_apply(guard)) return call();
+  facade::before_blocking();
+  call();
+  int saved_errno = errno;
+  facade::after_blocking(/*woken_by_thread=*/true);
+  errno = saved_errno;
+}
+
+/// libgomp's original of `name`: resolved at start-up, or now when libgomp came later (dlopen).
+template <typename Function>
+Function gomp_original(Function resolved, const char* name) {
+  return resolved != nullptr ? resolved : reinterpret_cast<Function>(real::resolve_late(name, "libgomp.so.1"));
+}
+
+/// A parallel region's body as every thread of the team runs it: the thread that opened the region
+/// woke the others (having paid what it owed first), and the team ends at a barrier.
+struct GompRegion {
+  void (*fn)(void*);
+  void* data;
+};
+void gomp_region(void* raw) {
+  auto* region = static_cast<GompRegion*>(raw);
+  {
+    ReentryGuard guard;
+    if (hooks_apply(guard)) facade::after_blocking(/*woken_by_thread=*/true);
+  }
+  region->fn(region->data);
+  ReentryGuard guard;
+  if (hooks_apply(guard)) facade::before_blocking();
+}
+
+/// Opens a parallel region through libgomp's `open`, with the team running gomp_region. The guard
+/// is released while the region runs: the opening thread runs the program's code in it too.
+template <typename Open>
+void gomp_parallel(void (*fn)(void*), void* data, Open&& open) {
+  bool hooks = false;
+  {
+    ReentryGuard guard;
+    hooks = hooks_apply(guard);
+    if (hooks) facade::before_waking();
+  }
+  if (!hooks) return open(fn, data);
+  GompRegion region{fn, data};
+  open(&gomp_region, &region);
+  ReentryGuard guard;
+  if (hooks_apply(guard)) facade::after_blocking(/*woken_by_thread=*/true);  // the last to reach the end let it go
 }
 
 constexpr auto kAlwaysWoken = [](auto) { return true; };
@@ -219,6 +274,85 @@ WHATIF_EXPORT int sem_clockwait(sem_t* semaphore, clockid_t clock, const struct 
 }
 WHATIF_EXPORT int sem_post(sem_t* semaphore) noexcept {
   return waking([&] { return real::sem_post(semaphore); });
+}
+
+// ---- Raw futexes: how C++20 std::atomic::wait, std::latch, std::barrier and
+// std::counting_semaphore (libstdc++'s header code), and Rust's std Mutex, Condvar, channels and
+// thread parking block and wake: syscall(SYS_futex, ...), never a pthread call. The runtime itself
+// enters the kernel through os::invoke_syscall, never through here.
+WHATIF_EXPORT long syscall(long number, ...) {
+  va_list list;
+  va_start(list, number);
+  long a[6];
+  for (long& argument : a) argument = va_arg(list, long);  // syscall(3) passes six, as glibc's does
+  va_end(list);
+  auto call = [&] { return real::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]); };
+  if (number == SYS_futex_waitv) return blocking(call, [](long result) { return result >= 0; });
+  if (number != SYS_futex) return call();
+  switch (static_cast<int>(a[1]) & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+    case FUTEX_WAIT_REQUEUE_PI:
+    case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
+      return blocking(call, [](long result) { return result == 0; });
+    case FUTEX_WAKE:
+    case FUTEX_WAKE_BITSET:
+    case FUTEX_WAKE_OP:
+    case FUTEX_REQUEUE:
+    case FUTEX_CMP_REQUEUE:
+    case FUTEX_CMP_REQUEUE_PI:
+    case FUTEX_UNLOCK_PI:
+      return waking(call);
+    default:
+      return call();
+  }
+}
+
+// ---- OpenMP (GCC's libgomp): its threads block and wake in inline futex calls, out of reach, so
+// the regions, barriers, critical sections and locks are followed at libgomp's entry points.
+WHATIF_EXPORT void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+  auto next = gomp_original(real::GOMP_parallel, "GOMP_parallel");
+  gomp_parallel(fn, data, [&](void (*body)(void*), void* arg) { next(body, arg, num_threads, flags); });
+}
+WHATIF_EXPORT void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count,
+                                          unsigned flags) {
+  auto next = gomp_original(real::GOMP_parallel_sections, "GOMP_parallel_sections");
+  gomp_parallel(fn, data, [&](void (*body)(void*), void* arg) { next(body, arg, num_threads, count, flags); });
+}
+WHATIF_EXPORT void GOMP_barrier() { blocking_until_released(gomp_original(real::GOMP_barrier, "GOMP_barrier")); }
+WHATIF_EXPORT void GOMP_loop_end() { blocking_until_released(gomp_original(real::GOMP_loop_end, "GOMP_loop_end")); }
+WHATIF_EXPORT void GOMP_sections_end() {
+  blocking_until_released(gomp_original(real::GOMP_sections_end, "GOMP_sections_end"));
+}
+WHATIF_EXPORT void GOMP_taskwait() { blocking_until_released(gomp_original(real::GOMP_taskwait, "GOMP_taskwait")); }
+WHATIF_EXPORT void GOMP_critical_start() {
+  blocking_until_released(gomp_original(real::GOMP_critical_start, "GOMP_critical_start"));
+}
+WHATIF_EXPORT void GOMP_critical_end() { waking(gomp_original(real::GOMP_critical_end, "GOMP_critical_end")); }
+WHATIF_EXPORT void GOMP_critical_name_start(void** name) {
+  auto next = gomp_original(real::GOMP_critical_name_start, "GOMP_critical_name_start");
+  blocking_until_released([&] { next(name); });
+}
+WHATIF_EXPORT void GOMP_critical_name_end(void** name) {
+  auto next = gomp_original(real::GOMP_critical_name_end, "GOMP_critical_name_end");
+  waking([&] { next(name); });
+}
+WHATIF_EXPORT void omp_set_lock(void* lock) {
+  auto next = gomp_original(real::omp_set_lock, "omp_set_lock");
+  blocking_until_released([&] { next(lock); });
+}
+WHATIF_EXPORT void omp_unset_lock(void* lock) {
+  auto next = gomp_original(real::omp_unset_lock, "omp_unset_lock");
+  waking([&] { next(lock); });
+}
+WHATIF_EXPORT void omp_set_nest_lock(void* lock) {
+  auto next = gomp_original(real::omp_set_nest_lock, "omp_set_nest_lock");
+  blocking_until_released([&] { next(lock); });
+}
+WHATIF_EXPORT void omp_unset_nest_lock(void* lock) {
+  auto next = gomp_original(real::omp_unset_nest_lock, "omp_unset_nest_lock");
+  waking([&] { next(lock); });
 }
 
 // ---- Signals ---------------------------------------------------------------------------------

@@ -27,6 +27,15 @@ void lookup(T& slot, const char* name, bool required) {
 }
 }  // namespace
 
+void* resolve_late(const char* name, const char* library) {
+  if (void* symbol = dlsym(RTLD_NEXT, name)) return symbol;
+  void* handle = dlopen(library, RTLD_LAZY | RTLD_NOLOAD);  // only if it is already loaded
+  if (handle == nullptr) return nullptr;
+  void* symbol = dlsym(handle, name);
+  dlclose(handle);  // drops the reference RTLD_NOLOAD took; the library stays loaded
+  return symbol;
+}
+
 void resolve() {
   if (g_state.load(std::memory_order_acquire) == 2) return;
   int expected = 0;

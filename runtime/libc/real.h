@@ -20,6 +20,26 @@
 extern "C" int __libc_start_main(int (*main)(int, char**, char**), int argc, char** argv, void (*init)(),
                                  void (*fini)(), void (*rtld_fini)(), void* stack_end);
 
+/// libgomp's entry points (GCC's OpenMP ABI; no installed header declares them). Its threads block
+/// and wake in futex system calls of their own (inline, not syscall(3)), so whatif follows OpenMP at
+/// these calls: parallel regions, barriers, critical sections, locks and task waits.
+extern "C" {
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+void GOMP_parallel_sections(void (*fn)(void*), void* data, unsigned num_threads, unsigned count, unsigned flags);
+void GOMP_barrier();
+void GOMP_loop_end();
+void GOMP_sections_end();
+void GOMP_taskwait();
+void GOMP_critical_start();
+void GOMP_critical_end();
+void GOMP_critical_name_start(void** name);
+void GOMP_critical_name_end(void** name);
+void omp_set_lock(void* lock);
+void omp_unset_lock(void* lock);
+void omp_set_nest_lock(void* lock);
+void omp_unset_nest_lock(void* lock);
+}
+
 // REQUIRED: start-up fails naming the symbol if missing. OPTIONAL: may be absent (nullptr).
 #define WHATIF_REAL_SYMBOLS(REQUIRED, OPTIONAL)                                                   \
   REQUIRED(pthread_create) REQUIRED(pthread_exit) REQUIRED(pthread_join)                          \
@@ -43,7 +63,13 @@ extern "C" int __libc_start_main(int (*main)(int, char**, char**), int argc, cha
   REQUIRED(epoll_wait) REQUIRED(epoll_pwait)                                                      \
   REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
-  REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)
+  REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)            \
+  REQUIRED(syscall)                                                                               \
+  OPTIONAL(GOMP_parallel) OPTIONAL(GOMP_parallel_sections) OPTIONAL(GOMP_barrier)                \
+  OPTIONAL(GOMP_loop_end) OPTIONAL(GOMP_sections_end) OPTIONAL(GOMP_taskwait)                     \
+  OPTIONAL(GOMP_critical_start) OPTIONAL(GOMP_critical_end) OPTIONAL(GOMP_critical_name_start)   \
+  OPTIONAL(GOMP_critical_name_end) OPTIONAL(omp_set_lock) OPTIONAL(omp_unset_lock)               \
+  OPTIONAL(omp_set_nest_lock) OPTIONAL(omp_unset_nest_lock)
 
 namespace whatif::real {
 
@@ -54,5 +80,10 @@ WHATIF_REAL_SYMBOLS(WHATIF_DECLARE_REAL, WHATIF_DECLARE_REAL)
 /// Resolves every symbol once (idempotent, thread-safe). A missing required symbol is fatal and
 /// named in the message.
 void resolve();
+
+/// An optional original that was absent at resolve() (a library loaded later, e.g. libgomp with a
+/// dlopen'ed plugin): looks it up now, in the global scope and then in an already loaded `library`.
+/// nullptr when neither has it.
+void* resolve_late(const char* name, const char* library);
 
 }  // namespace whatif::real

@@ -1,10 +1,12 @@
 // Clocks, thread ids, sleeping, raw reads and writes and the process exit through raw syscalls; used
 // from any thread and signal handlers.
 #include "os/os.h"
+#include "os/raw_syscall.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,10 +33,10 @@ uint64_t realtime_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-WHATIF_SIGNAL_SAFE pid_t gettid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+WHATIF_SIGNAL_SAFE pid_t gettid() { return static_cast<pid_t>(whatif::os::invoke_syscall(SYS_gettid)); }
 
 WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig) {
-  return ::syscall(SYS_tgkill, pid, tid, sig) == 0 ? 0 : -errno;
+  return whatif::os::invoke_syscall(SYS_tgkill, pid, tid, sig) == 0 ? 0 : -errno;
 }
 
 WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
@@ -42,7 +45,7 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
   timespec request{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
   timespec remaining{};
   // The raw syscall, so the program's (and our) nanosleep interposition is bypassed.
-  while (::syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
+  while (whatif::os::invoke_syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
   errno = saved_errno;
   return monotonic_ns() - start;
 }
@@ -52,7 +55,7 @@ WHATIF_SIGNAL_SAFE bool write_all(int fd, const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   bool ok = true;
   while (size > 0) {
-    long n = ::syscall(SYS_write, fd, bytes, size);
+    long n = whatif::os::invoke_syscall(SYS_write, fd, bytes, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ok = false;
@@ -69,7 +72,7 @@ WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size) {
   int saved_errno = errno;
   long n;
   do {
-    n = ::syscall(SYS_read, fd, buffer, size);
+    n = whatif::os::invoke_syscall(SYS_read, fd, buffer, size);
   } while (n < 0 && errno == EINTR);
   long result = n < 0 ? -errno : n;
   errno = saved_errno;
@@ -77,7 +80,7 @@ WHATIF_SIGNAL_SAFE long read_raw(int fd, void* buffer, std::size_t size) {
 }
 
 std::string read_text(const char* path, std::size_t max) {
-  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  int fd = static_cast<int>(whatif::os::invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return {};
   std::string text(max, '\0');
   std::size_t size = 0;
@@ -86,7 +89,7 @@ std::string read_text(const char* path, std::size_t max) {
     if (n <= 0) break;
     size += static_cast<std::size_t>(n);
   }
-  ::syscall(SYS_close, fd);
+  whatif::os::invoke_syscall(SYS_close, fd);
   text.resize(size);
   return text;
 }
@@ -95,7 +98,7 @@ WHATIF_SIGNAL_SAFE bool read_memory(uint64_t address, void* out, std::size_t siz
   int saved = errno;
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
-  long n = ::syscall(SYS_process_vm_readv, ::syscall(SYS_getpid), &local, 1ul, &remote, 1ul, 0ul);
+  long n = whatif::os::invoke_syscall(SYS_process_vm_readv, whatif::os::invoke_syscall(SYS_getpid), &local, 1ul, &remote, 1ul, 0ul);
   errno = saved;
   return n == static_cast<long>(size);
 }
@@ -107,12 +110,12 @@ WHATIF_SIGNAL_SAFE void die_by_signal(int sig) {
     void* restorer;
     uint64_t mask;
   } action{};  // SIG_DFL, nothing masked
-  ::syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask));
-  ::syscall(SYS_tgkill, ::syscall(SYS_getpid), ::syscall(SYS_gettid), sig);
+  whatif::os::invoke_syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(action.mask));
+  whatif::os::invoke_syscall(SYS_tgkill, whatif::os::invoke_syscall(SYS_getpid), whatif::os::invoke_syscall(SYS_gettid), sig);
 }
 
 [[noreturn]] WHATIF_SIGNAL_SAFE void exit_group(int code) {
-  for (;;) ::syscall(SYS_exit_group, code);
+  for (;;) whatif::os::invoke_syscall(SYS_exit_group, code);
 }
 
 int sample_signal() { return SIGRTMIN + 4; }
@@ -140,6 +143,30 @@ void* map_shared_anonymous(std::size_t bytes) {
   return memory == MAP_FAILED ? nullptr : memory;
 }
 
+bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
+  int fd = static_cast<int>(whatif::os::invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return false;
+  char text[128];
+  long n = read_raw(fd, text, sizeof(text) - 1);
+  whatif::os::invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
+  if (n <= 0) return false;
+  text[n] = '\0';
+  unsigned long long run = 0, wait = 0;
+  if (std::sscanf(text, "%llu %llu", &run, &wait) != 2) return false;
+  run_ns = run;
+  wait_ns = wait;
+  return true;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(CPU_COUNT(&set), 1);
+}
+
 bool process_exited(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
@@ -147,7 +174,7 @@ bool process_exited(pid_t pid) {
   if (fd < 0) return true;
   char text[512];
   long n = read_raw(fd, text, sizeof(text) - 1);
-  ::syscall(SYS_close, fd);  // not the close shim: it is the program's
+  whatif::os::invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
   if (n <= 0) return true;
   text[n] = '\0';
   // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state follows the last ')'.

@@ -56,6 +56,11 @@ uint64_t fd_soft_limit();
 /// `bytes` of zeroed memory shared with every process later forked from this one
 /// (MAP_SHARED|MAP_ANONYMOUS, inherited by fork). Returns nullptr when the kernel refuses.
 void* map_shared_anonymous(std::size_t bytes);
+/// Thread `tid`'s scheduler times (/proc/self/task/TID/schedstat): on a CPU and waiting on a run
+/// queue, in ns. False where the kernel has no schedstat (CONFIG_SCHED_INFO) or the thread is gone.
+bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns);
+/// The CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus();
 /// Whether process `pid` has exited (it is gone or a zombie), from /proc/PID/stat.
 bool process_exited(pid_t pid);
 

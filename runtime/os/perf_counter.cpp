@@ -9,12 +9,13 @@
 #include <utility>
 
 #include "os/os.h"
+#include "os/raw_syscall.h"
 
 namespace whatif::os {
 namespace {
 
 long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
-  return ::syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+  return whatif::os::invoke_syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
 constexpr uint64_t kReadFormat = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;

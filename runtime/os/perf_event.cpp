@@ -3,6 +3,7 @@
 #include "os/perf_event.h"
 #include "os/fd_guard.h"
 #include "os/os.h"
+#include "os/raw_syscall.h"
 
 #include <fcntl.h>
 #include <linux/hw_breakpoint.h>
@@ -34,7 +35,7 @@ constexpr uint64_t kUserRegsMask = ((1ull << PERF_REG_X86_IP) * 2 - 1) |
 static_assert(PERF_REG_X86_64_MAX == UserStack::kRegisterCount);
 
 long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
-  return ::syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+  return whatif::os::invoke_syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "os/fd_guard.h"
+#include "os/raw_syscall.h"
 
 namespace whatif::os {
 
@@ -28,7 +29,7 @@ int TrapBreakpoint::open(pid_t tid, uint64_t cookie, uint64_t park) {
   attr_.remove_on_exec = 1;  // required by sigtrap: a new image must not inherit our SIGTRAPs
   attr_.sigtrap = 1;
   attr_.sig_data = cookie;
-  long fd = ::syscall(SYS_perf_event_open, &attr_, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  long fd = whatif::os::invoke_syscall(SYS_perf_event_open, &attr_, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return -errno;
   fd_ = static_cast<int>(fd);
   protect_fd(fd_);

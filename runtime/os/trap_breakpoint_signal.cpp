@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "os/raw_syscall.h"
 #include "os/trap_breakpoint.h"
 
 namespace whatif::os {
@@ -40,7 +41,7 @@ WHATIF_SIGNAL_SAFE int TrapBreakpoint::move_to(uint64_t address) {
   int saved = errno;
   attr_.bp_addr = address;
   attr_.disabled = 0;
-  long result = ::syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr_);
+  long result = whatif::os::invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &attr_);
   int error = result == 0 ? 0 : -errno;
   attr_.disabled = 1;  // the attr the next modification starts from
   armed_ = result == 0;
@@ -51,7 +52,7 @@ WHATIF_SIGNAL_SAFE int TrapBreakpoint::move_to(uint64_t address) {
 WHATIF_SIGNAL_SAFE int TrapBreakpoint::disarm() {
   if (fd_ < 0 || !armed_) return 0;
   int saved = errno;
-  long result = ::syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_DISABLE, 0);
+  long result = whatif::os::invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_DISABLE, 0);
   int error = result == 0 ? 0 : -errno;
   armed_ = false;
   errno = saved;

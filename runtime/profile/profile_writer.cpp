@@ -144,6 +144,7 @@ void ProfileWriter::experiment(const ExperimentRecord& e) {
                            {"total_samples", e.total_samples},
                            {"line_samples_total", e.line_samples_total},
                            {"elapsed_ns", e.elapsed_ns},
+                           {"paused_ns", e.paused_ns},
                            {"points", points}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -53,6 +53,7 @@ struct ExperimentRecord {
   uint64_t total_samples = 0;
   uint64_t line_samples_total = 0;
   uint64_t elapsed_ns = 0;
+  uint64_t paused_ns = 0;  ///< real time threads slept paying delays during it
   std::vector<PointResult> points;
 };
 

@@ -37,6 +37,11 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     if (scan.any) thread.delays.in_selected_line = scan.newest_in_line;
     if (scan.selected > 0) credit_selected(global, thread, scan.selected);
   }
+  // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space
+  // before they sleep): the model has the thread waiting, so it owes nothing now; it is credited or
+  // pays when the call returns (after_blocking). Paying here charged OpenMP workers the serial
+  // line's delays while they spun at the end of a region.
+  if (thread.delays.blocked.load(std::memory_order_acquire)) return;
   delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
 }
 

@@ -26,6 +26,9 @@ struct ThreadState {
   std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after
   int breakpoint_fds[kMaxBreakpoints] = {-1, -1, -1, -1};  ///< profiler thread only
   bool breakpoints_opened = false;                          ///< profiler thread only
+  uint64_t sched_run_ns = 0;   ///< profiler thread only: schedstat at the last contention window
+  uint64_t sched_wait_ns = 0;  ///< profiler thread only
+  bool sched_known = false;    ///< profiler thread only: the two above hold a reading
 };
 
 /// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).

@@ -161,6 +161,29 @@ TEST_F(Integration, FixedLineOrProgressPointMatchingNoCodeWarns) {
   }
 }
 
+TEST_F(Integration, FixedLineThatIsNeverSampledWarns) {
+  // Bug: a --fixed-line with code of its own but no samples (a one-instruction call, a typo that hits
+  // the neighbouring line) ran silently: every experiment was a disguised baseline and the report
+  // said 0% with a confident interval.
+  std::string quiet = path("never.jsonl");
+  Exit e = whatif(quiet, {"--experiment-length", "20", "--fixed-line", marker_spec("two_threads.c", "progress"),
+                          "--fixed-speedup", "50"},
+                  {program("two_threads"), "400"});
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.err.find("was never sampled"), std::string::npos) << e;
+  Profile p = load_profile(quiet);
+  bool warned = false;
+  for (const std::string& w : p.warnings) warned = warned || w.find("never sampled") != std::string::npos;
+  EXPECT_TRUE(warned) << "the profile keeps the warning for report and view";
+
+  std::string hot = path("hot.jsonl");
+  Exit sampled = whatif(hot, {"--experiment-length", "20", "--fixed-line", marker_spec("two_threads.c", "fb"),
+                              "--fixed-speedup", "50"},
+                        {program("two_threads"), "400"});
+  ASSERT_EQ(sampled.status, 0) << sampled;
+  EXPECT_EQ(sampled.err.find("never sampled"), std::string::npos) << sampled;
+}
+
 TEST_F(Integration, FixedLineOrProgressPointMatchingNoCodeDoesNotStallTheProgram) {
   // Bug: SymbolMap::ranges_for falls back to indexing every out-of-scope object's DWARF (libc's
   // /usr/lib/debug file among them) on the profiler thread: ~0.6 s of CPU, no experiment meanwhile,

@@ -41,6 +41,7 @@ TEST_F(Integration, InstructionSamplesCoverTheHotLineAndFeedTheStallReports) {
   EXPECT_GE(in_spin, 0.8 * line) << "the per-instruction samples miss the hot line's samples";
   for (const auto& record : profile.instructions) EXPECT_FALSE(record.build_id.empty()) << record.path;
   EXPECT_GE(count_records(profile, "stalls"), 1u) << "the launcher appends the stall analysis after the run";
+  EXPECT_EQ(count_records(profile, "clock"), 1u) << "the launcher measures the clock the analysis converts periods with";
 
   Exit procedures = launcher({"report", "--procedures", out}, dir_);
   ASSERT_EQ(procedures.status, 0) << procedures;
@@ -65,6 +66,7 @@ TEST_F(Integration, NoInstructionsKeepsNoHistogramAndTheReportSaysHowToGetOne) {
   Profile profile = load_profile(out);
   EXPECT_EQ(count_records(profile, "instructions"), 0u);
   EXPECT_EQ(count_records(profile, "stalls"), 0u);
+  EXPECT_EQ(count_records(profile, "clock"), 0u) << "no per-instruction samples: nothing to convert";
   Exit report = launcher({"report", "--procedures", out}, dir_);
   EXPECT_NE(report.status, 0);
   EXPECT_NE(report.err.find("--no-instructions"), std::string::npos) << report.err;

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     pthread_join(a, &ra);
     pthread_join(b, &rb);
     sink += (uint64_t)(uintptr_t)ra ^ (uint64_t)(uintptr_t)rb;
-    COZ_PROGRESS_NAMED("round");
+    COZ_PROGRESS_NAMED("round"); /* @progress */
     ++rounds;
   }
   printf("rounds=%ld sink=%llu\n", rounds, (unsigned long long)(sink & 1));

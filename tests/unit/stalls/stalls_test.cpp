@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "analysis/profile/profile.h"
+#include "analysis/stalls/clock.h"
 #include "analysis/stalls/stalls.h"
 #include "analysis/stalls/stalls_report.h"
 
@@ -165,6 +166,113 @@ TEST(StallsTest, SkidMovesSamplesBackUnlessTheNamedInstructionWaitsForItsProduce
   EXPECT_EQ(at(kept, div->address).charged, 0);
   ProcedureResult off = analyse(kernels(), *chase, "kernels", {{(load + 1)->address, 500}}, nullptr, no_skid());
   EXPECT_EQ(at(off, (load + 1)->address).charged, 500) << "--no-skid keeps samples where they were taken";
+}
+
+TEST(StallsTest, AnUnstalledLoopWhoseSamplesNameOneInstructionGetsItsExactFrequency) {
+  // Known answer: chase's loop runs 1000 times per sampling period, every load an L1 hit (the best
+  // case), so an iteration takes the load's latency: the pointer chain is the loop's only carried
+  // dependency and the other three instructions retire beside it. On an out-of-order core every
+  // sample names the instruction after the load (measured: 1912 of 1917 samples in
+  // benchmarks/stalls). S = F x C over the iteration, so F = 1000 exactly; single issue points with
+  // a small M_i made it many times larger.
+  const Function* chase = kernels().function_named("chase");
+  ASSERT_NE(chase, nullptr);
+  std::vector<InstructionResult> loop = loop_of(*chase);
+  auto load = std::find_if(loop.begin(), loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  ASSERT_TRUE(load != loop.end() && load + 1 != loop.end());
+  double latency = Model::table().lookup("mov r64,m64", "mov", true).latency;
+  ASSERT_GE(latency, 3);
+  std::map<uint64_t, double> counts = {{(load + 1)->address, 1000 * latency}};
+  for (const Options& options : {Options{}, no_skid()}) {
+    ProcedureResult result = analyse(kernels(), *chase, "kernels", counts, nullptr, options);
+    for (const InstructionResult& row : loop) {
+      EXPECT_NEAR(at(result, row.address).frequency, 1000, 50) << row.text << (options.skid ? "" : " (--no-skid)");
+    }
+  }
+}
+
+TEST(StallsTest, AnEstimateRestingOnLoadSamplesIsLowConfidenceOneOnADivideIsNot) {
+  // The same samples come from a chase loop of L1 hits at F and one of misses at F / 20: the estimate
+  // cannot tell them apart (DCPI: classes whose issue points stall regularly), so it says low. The
+  // divide's wait is the divider's latency, which the model knows.
+  const Function* chase = kernels().function_named("chase");
+  const Function* divide = kernels().function_named("divide_chain");
+  ASSERT_NE(chase, nullptr);
+  ASSERT_NE(divide, nullptr);
+  std::vector<InstructionResult> chase_loop = loop_of(*chase), divide_loop = loop_of(*divide);
+  auto load = std::find_if(chase_loop.begin(), chase_loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  auto div = std::find_if(divide_loop.begin(), divide_loop.end(), [](const InstructionResult& r) { return r.text.rfind("div", 0) == 0; });
+  ASSERT_TRUE(load != chase_loop.end() && load + 1 != chase_loop.end());
+  ASSERT_TRUE(div != divide_loop.end() && div + 1 != divide_loop.end());
+  // Every issue point sampled in proportion to its best case, the load 150 cycles more: the
+  // unstalled issue points cluster (which alone would make the estimate medium or high).
+  ProcedureResult chased = analyse(kernels(), *chase, "kernels", synthesize(chase_loop, 1000, load->address, 150), nullptr, no_skid());
+  EXPECT_EQ(at(chased, load->address).confidence, Confidence::low);
+  ProcedureResult divided = analyse(kernels(), *divide, "kernels", synthesize(divide_loop, 1000, 0, 0), nullptr, no_skid());
+  EXPECT_NE(at(divided, div->address).confidence, Confidence::low);
+}
+
+TEST(StallsTest, HotCodeLargerThanTheICacheLeavesNoInstructionRuledOutForICacheMisses) {
+  // A stall inside a cache line, at an instruction that neither loads nor follows a branch: with the
+  // hot code within the I-cache it stays unexplained; with more hot code than the I-cache holds, the
+  // out-of-order front end may starve the queue at any instruction, so the I-cache is a candidate.
+  const Function* divide = kernels().function_named("divide_chain");
+  ASSERT_NE(divide, nullptr);
+  std::vector<InstructionResult> loop = loop_of(*divide);
+  const InstructionResult* inside = nullptr;
+  for (std::size_t k = 1; k < loop.size(); ++k) {
+    const InstructionResult& r = loop[k];
+    bool line_start = r.address % 64 == 0 || loop[k - 1].address % 64 == 0;
+    if (!line_start && r.text.find('[') == std::string::npos && r.text.rfind("div", 0) != 0 && r.text.rfind("j", 0) != 0) {
+      inside = &r;
+      break;
+    }
+  }
+  ASSERT_NE(inside, nullptr);
+  auto counts = synthesize(loop, 1000, inside->address, 40);
+  auto has_icache = [&](double hot_bytes) {
+    Options options = no_skid();
+    options.hot_code_bytes = hot_bytes;
+    ProcedureResult result = analyse(kernels(), *divide, "kernels", counts, nullptr, options);
+    const InstructionResult& row = at(result, inside->address);
+    EXPECT_GT(row.dynamic_stall, 10) << row.text;
+    return std::any_of(row.culprits.begin(), row.culprits.end(), [](const Culprit& c) { return c.cause == Cause::icache; });
+  };
+  EXPECT_FALSE(has_icache(20000)) << "20 KB of hot code: the line rule rules it out";
+  EXPECT_TRUE(has_icache(40000)) << "40 KB of hot code outgrows a 32 KB I-cache";
+}
+
+TEST(StallsTest, HotCodeCountsTheLinesThatRanUnsampled) {
+  // Every line sampled three times or more: nothing is unseen. Lines sampled once or twice say that
+  // more ran without a sample (a 36 KB loop showed under 32 KB in one run of two).
+  analysis::InstructionSamples dense, sparse;
+  for (uint64_t line = 0; line < 100; ++line) dense.counts[line * 64] = 3;
+  for (uint64_t line = 0; line < 100; ++line) sparse.counts[line * 64] = line < 60 ? 1 : line < 80 ? 2 : 5;
+  EXPECT_DOUBLE_EQ(hot_code_bytes({dense}), 100 * 64);
+  EXPECT_DOUBLE_EQ(hot_code_bytes({sparse}), (100 + 60.0 * 59 / (2 * 21)) * 64);
+}
+
+TEST(StallsTest, CyclesPerPeriodUseTheMeasuredClockOverTheNominalOne) {
+  // A 2.45 GHz EPYC ran at 2.6-3.2 GHz: the nominal clock of /proc/cpuinfo made every execution count
+  // 6-30% short. The launcher's `clock` record wins over the header's nominal `cpu_mhz`.
+  std::string text =
+      R"({"type":"header","format":"whatif-profile","version":1,"pid":1,"sampling_period_ns":1000000,"machine":{"cpu_mhz":2000}})" "\n"
+      R"({"type":"clock","measured_mhz":3000,"method":"fixture"})" "\n";
+  auto profile = analysis::parse_profile(text, "fixture");
+  ASSERT_TRUE(profile) << profile.error();
+  EXPECT_DOUBLE_EQ(period_cycles(*profile), 3000000) << "1 ms at the measured 3000 MHz";
+  ProcedureResult result;
+  result.summary.clock_mhz = 3000;
+  result.summary.clock_measured = true;
+  EXPECT_NE(render_summary(result).find("3000 MHz (measured"), std::string::npos) << "the summary says which clock";
+  EXPECT_NE(analysis::clock_record(2500, "m").find(R"("measured_mhz":2500)"), std::string::npos);
+}
+
+TEST(StallsTest, TheClockMeasurementGivesAPlausibleRate) {
+  ClockMeasurement clock = measure_clock(3);
+  EXPECT_GT(clock.mhz, 200) << "no x86-64 core adds slower than 200 MHz";
+  EXPECT_LT(clock.mhz, 10000);
+  EXPECT_FALSE(clock.method.empty());
 }
 
 TEST(StallsTest, WithoutSamplesNoStallIsInvented) {

@@ -1,0 +1,39 @@
+// Outside CPU contention per thread (contention.h); pure, on the profiler thread.
+#include "delays/contention.h"
+
+#include <algorithm>
+
+namespace whatif::delays {
+
+std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {
+  std::vector<uint32_t> out(threads.size(), 0);
+  double run = 0, wait = 0;
+  int running = 0;
+  for (const SchedWindow& t : threads) {
+    run += static_cast<double>(t.run_ns);
+    wait += static_cast<double>(t.wait_ns);
+    if (t.run_ns >= kMinRunNs) ++running;
+  }
+  if (running > 1) {  // others pause by sleeping, and the scheduler gives a sleeper its time back
+    for (std::size_t i = 0; i < threads.size(); ++i) {
+      if (threads[i].run_ns >= kMinRunNs) out[i] = kNoContention;
+    }
+    return out;
+  }
+  // The part of the waiting the program's own threads explain: demand beyond the CPUs it may use.
+  double capacity = static_cast<double>(std::max(cpus, 1)) * static_cast<double>(window_ns);
+  double internal = std::max(0.0, run + wait - capacity);
+  double outside_share = wait > 0 ? std::max(0.0, 1.0 - internal / wait) : 0.0;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const SchedWindow& t = threads[i];
+    if (t.run_ns < kMinRunNs) continue;
+    double ratio = (static_cast<double>(t.run_ns) + static_cast<double>(t.wait_ns) * outside_share) /
+                   static_cast<double>(t.run_ns);
+    double permille = std::clamp(ratio * kNoContention, static_cast<double>(kNoContention),
+                                 static_cast<double>(kMaxContention));
+    out[i] = static_cast<uint32_t>(permille + 0.5);
+  }
+  return out;
+}
+
+}  // namespace whatif::delays

@@ -1,0 +1,71 @@
+// Unit tests of outside CPU contention (runtime/delays/contention.h) and of how it scales the delay a
+// selected sample credits. Pure arithmetic; runs in the test thread.
+#include "delays/contention.h"
+
+#include <gtest/gtest.h>
+
+#include "delays/delays.h"
+
+namespace whatif::delays {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+TEST(Contention, AThreadSharingItsCpuWithAnotherProcessTakesTwiceTheWallTime) {
+  // One program thread on a 2-CPU machine ran 10 ms and waited 10 ms: the program wanted one CPU of
+  // two, so all of that waiting was caused from outside.
+  auto permille = contention_permille({{10 * kMs, 10 * kMs}}, 20 * kMs, 2);
+  ASSERT_EQ(permille.size(), 1u);
+  EXPECT_EQ(permille[0], 2000u);
+}
+
+TEST(Contention, AQuietMachineScalesNothing) {
+  auto permille = contention_permille({{20 * kMs, 0}, {19 * kMs, 0}}, 20 * kMs, 2);
+  EXPECT_EQ(permille[0], kNoContention);
+  EXPECT_EQ(permille[1], kNoContention);
+}
+
+TEST(Contention, ThreadsThatOutnumberTheCpusWaitForEachOtherNotForOutsiders) {
+  // Three busy threads of the program on two CPUs, nothing else running: each ran 2/3 of the window.
+  // A real speedup of one would hand its CPU to a sibling, so nothing is scaled.
+  uint64_t run = 40 * kMs / 3, wait = 20 * kMs / 3;
+  auto permille = contention_permille({{run, wait}, {run, wait}, {run, wait}}, 20 * kMs, 2);
+  for (uint32_t p : permille) EXPECT_EQ(p, kNoContention);
+}
+
+TEST(Contention, WhileSeveralThreadsRunNothingIsScaled) {
+  // Two program threads beside an outside process, each with half a CPU: the one that pauses for the
+  // other's samples sleeps, and the scheduler hands a sleeper its share back when it wakes, so a
+  // pause scaled to wall time would cost it less than its length.
+  auto permille = contention_permille({{10 * kMs, 10 * kMs}, {10 * kMs, 10 * kMs}}, 20 * kMs, 2);
+  EXPECT_EQ(permille[0], kNoContention);
+  EXPECT_EQ(permille[1], kNoContention);
+}
+
+TEST(Contention, ASerialPhaseIsScaledWhileItsWorkersWaitBlocked) {
+  // One thread runs (the others are blocked at a barrier: no run time), on one CPU with an outsider.
+  auto permille = contention_permille({{8 * kMs, 12 * kMs}, {0, 0}, {0, 0}}, 20 * kMs, 1);
+  EXPECT_EQ(permille[0], 2500u);
+  EXPECT_EQ(permille[1], 0u);
+  EXPECT_EQ(permille[2], 0u);
+}
+
+TEST(Contention, TooLittleRunTimeKeepsThePreviousFigureAndTheScaleIsCapped) {
+  auto permille = contention_permille({{kMinRunNs - 1, 10 * kMs}, {kMinRunNs, 100 * kMs}}, 200 * kMs, 2);
+  EXPECT_EQ(permille[0], 0u) << "0 means: keep the thread's previous figure";
+  EXPECT_EQ(permille[1], kMaxContention);
+}
+
+TEST(Contention, ASelectedSampleCreditsItsWallTimeUnderOutsideLoad) {
+  GlobalDelays global;
+  global.delay_size_ns.store(500000);  // 50% of a 1 ms period
+  LocalDelays sampled;
+  sampled.contention_permille.store(2000);
+  EXPECT_EQ(credit_selected_sample(global, sampled, 2), 2000000u) << "2 samples x 0.5 ms x 2";
+  LocalDelays quiet;
+  quiet.local_ns.store(global.global_ns.load());
+  EXPECT_EQ(credit_selected_sample(global, quiet, 1), 500000u);
+}
+
+}  // namespace
+}  // namespace whatif::delays
