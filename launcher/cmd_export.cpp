@@ -1,6 +1,6 @@
-// `whatif export --bolt PROFILE`: writes a profile's software branch records (`whatif run --lbr`) in
-// an optimiser's input format on stdout; `whatif export --pprof [-o FILE] PROFILE`: its function
-// counters and line samples as a pprof profile. Launcher process, single-threaded.
+// `whatif export --bolt|--autofdo PROFILE`: writes a profile's software branch records (`whatif run
+// --lbr`) in an optimiser's input format on stdout; `whatif export --pprof [-o FILE] PROFILE`: its
+// function counters and line samples as a pprof profile. Launcher process, single-threaded.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -9,8 +9,11 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "analysis/branches/autofdo_export.h"
 #include "analysis/branches/bolt_export.h"
 #include "analysis/branches/branches.h"
+#include "analysis/branches/flow.h"
+#include "analysis/code/elf_code.h"
 #include "analysis/counters/pprof.h"
 #include "analysis/profile/profile.h"
 #include "commands.h"
@@ -21,6 +24,7 @@ namespace {
 struct ExportArgs {
   std::string profile;
   bool bolt = false;
+  bool autofdo = false;
   bool pprof = false;
   std::string output;  // --pprof: the file (default: stdout, unless a terminal)
   std::string object;  // path suffix; empty: the first object with branches (the program)
@@ -63,8 +67,9 @@ int run_pprof(const ExportArgs& args) {
 }
 
 int run_export(const ExportArgs& args) {
-  if (args.bolt == args.pprof) {
-    fmt::print(stderr, "whatif export: choose one format: --bolt (llvm-bolt fdata) or --pprof (pprof profile.proto)\n");
+  if (int(args.bolt) + int(args.autofdo) + int(args.pprof) != 1) {
+    fmt::print(stderr, "whatif export: choose one format: --bolt (llvm-bolt fdata), --autofdo (create_gcov "
+                       "--profiler=text) or --pprof (pprof profile.proto)\n");
     return 2;
   }
   if (args.pprof) return run_pprof(args);
@@ -84,13 +89,25 @@ int run_export(const ExportArgs& args) {
     fmt::print(stderr, "\n");
     return 1;
   }
+  if (args.autofdo) {
+    std::string text = analysis::autofdo_text(*object);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
   auto symbols = analysis::read_function_symbols(object->path);
   if (!symbols) {
     fmt::print(stderr, "whatif export: {}: the object's symbols name the fdata's functions\n", symbols.error());
     return 1;
   }
+  // The fall-throughs need the object's code (its blocks); without it the taken branches still go.
+  std::vector<analysis::BranchEdge> fall_throughs;
+  if (auto object_code = code::ElfCode::read(object->path)) {
+    fall_throughs = analysis::fall_throughs(analysis::function_flows(*object, *object_code));
+  } else {
+    fmt::print(stderr, "whatif export: {}: fall-through edges left out (taken branches only)\n", object_code.error());
+  }
   uint64_t skipped = 0;
-  std::string text = analysis::bolt_fdata(*object, *symbols, &skipped);
+  std::string text = analysis::bolt_fdata(*object, *symbols, &skipped, fall_throughs);
   std::fwrite(text.data(), 1, text.size(), stdout);
   if (skipped > 0) fmt::print(stderr, "whatif export: {} edges outside any function symbol of {} left out\n", skipped, object->path);
   return 0;
@@ -107,6 +124,8 @@ void register_export(CLI::App& app, Commands& commands) {
                     "pprof's profile.proto, gzipped: function counters (whatif run --counters) as sample types, and "
                     "line samples");
   command->add_option("-o,--output", args->output, "--pprof: the file to write (default: stdout)");
+  command->add_flag("--autofdo", args->autofdo,
+                    "AutoFDO's text samples (create_gcov --binary=BINARY --profile=FILE --profiler=text --gcov=OUT)");
   command->add_option("--object", args->object, "The object to export, by path suffix (default: the program)");
   command->add_option("profile", args->profile, "The profile (whatif run --lbr)")->required();
   command->callback([&commands, args] { commands.run = [args] { return run_export(*args); }; });

@@ -70,7 +70,7 @@ int run_branch_report(const ReportArgs& args) {
       fmt::print(stderr, "whatif report --branches: {} has no branch records: profile with `whatif run --lbr`\n", path);
       return 1;
     }
-    std::string text = analysis::branch_report_text(*branches, args.top > 0 ? args.top : 20);
+    std::string text = analysis::branch_report_text(*branches, args.top > 0 ? args.top : 10);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
   return 0;
@@ -161,8 +161,8 @@ void register_report(CLI::App& app, Commands& commands) {
                    "events per call");
   report->add_flag("--no-skid", args->no_skid, "Keep samples on the instruction they name (no skid correction)");
   report->add_flag("--branches", args->branches,
-                   "Report the software branch records (whatif run --lbr): hottest edges per object with source lines "
-                   "and taken rates (--top N, default 20)");
+                   "Report the software branch records (whatif run --lbr): per function, the hottest edges (taken and "
+                   "fall-through) and paths with source lines and taken rates (--top N functions, default 10)");
   report->callback([&commands, args] { commands.run = [args] { return run_report(*args); }; });
 }
 

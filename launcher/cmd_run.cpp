@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "analysis/branches/branches.h"
+#include "analysis/branches/flow_record.h"
 #include "analysis/counters/events.h"
 #include "analysis/counters/function_config.h"
 #include "analysis/profile/profile.h"
@@ -132,6 +134,53 @@ void embed_stalls(const std::string& path, const analysis::Profile& profile) {
   constexpr std::size_t kMaxProcedures = 20;
   for (std::size_t i = 0; i < results.size() && i < kMaxProcedures; ++i) out << stalls::stalls_record(results[i]);
   for (const std::string& note : notes) out << analysis::warning_record(note);
+}
+
+/// Appends a `branch_flow` record for each of the functions with the most taken branches of each
+/// object in the profile's branch records (`--lbr`), and the source lines those functions span,
+/// so the viewer draws their hot paths beside the source. After the run, like embed_stalls.
+void embed_branch_flows(const std::string& path) {
+  constexpr std::size_t kFunctions = 8;
+  constexpr long kMaxSpan = 150;  // source lines per function
+  auto branches = analysis::read_branches(path);
+  if (!branches || branches->objects.empty()) return;
+  std::ofstream out(path, std::ios::app);
+  std::map<std::string, std::pair<long, long>> spans;  // file -> [first, last] line
+  for (const analysis::ObjectBranches& object : branches->objects) {
+    auto object_code = code::ElfCode::read(object.path);
+    if (!object_code) continue;
+    auto map = symbols::SymbolMap::for_file(object.path);
+    symbols::SymbolMap* symbols = map ? map->get() : nullptr;
+    for (const analysis::FunctionFlow& flow : analysis::function_flows(object, *object_code, kFunctions)) {
+      out << analysis::branch_flow_record(flow, object.path, symbols);
+      if (symbols == nullptr) continue;
+      std::string file;
+      long first = 0, last = 0;
+      for (const analysis::FlowBlock& block : flow.blocks) {
+        auto info = symbols->lookup(block.start);
+        if (!info || info->frames.front().line == 0) continue;
+        const symbols::SourceLine& line = info->frames.front();
+        if (file.empty()) file = std::string(line.file);
+        if (line.file != file) continue;
+        long number = static_cast<long>(line.line);
+        first = first == 0 ? number : std::min(first, number);
+        last = std::max(last, number);
+      }
+      if (file.empty()) continue;
+      last = std::min(last, first + kMaxSpan);
+      auto [known, added] = spans.emplace(file, std::make_pair(first, last));
+      if (!added) known->second = {std::min(known->second.first, first), std::max(known->second.second, last)};
+    }
+  }
+  for (const auto& [file, span] : spans) {
+    std::ifstream source(file);
+    if (!source) continue;
+    std::vector<std::string> text;
+    for (std::string row; std::getline(source, row);) text.push_back(row);
+    long first = std::max(1L, span.first - 1), last = std::min(static_cast<long>(text.size()), span.second + 1);
+    if (first > last) continue;
+    out << analysis::source_record({file, first, std::vector<std::string>(text.begin() + first - 1, text.begin() + last)});
+  }
 }
 
 void append_warning(const std::string& path, const std::string& message) {
@@ -306,6 +355,7 @@ int run(RunOptions options) {
     }
   }
   if (!coz) embed_stalls(absolute_output, *profile);
+  if (!coz) embed_branch_flows(absolute_output);
 
   progress.poll();
   relay_warnings();

@@ -21,7 +21,7 @@ RUNTIME = {
     "facade": 6,                                 # what the shims call
     "interpose": 7,                              # the shims
 }
-ANALYSIS = {"profile": 10, "causal": 11, "branches": 11, "stalls": 11, "counters": 11}
+ANALYSIS = {"profile": 10, "code": 10, "causal": 11, "branches": 11, "stalls": 11, "counters": 11}
 # What the offline side may take from the runtime: pure code only, never a runtime subsystem.
 OFFLINE_MAY_USE = {"base", "os", "x86", "symbols"}
 GENERATED = {"whatif/profile_format.h", "whatif/environment.h", "whatif/latency_table.inc"}

@@ -8,6 +8,8 @@ PACKAGES=(
   libdwarf-dev libdwarf1 libelf-dev zlib1g-dev libunwind-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libzydis-dev libcli11-dev libpfm4-dev
   clang valgrind coz-profiler llvm
+  # create_gcov/dump_gcov: the AutoFDO export's test and benchmark (whatif export --autofdo)
+  autofdo
   chromium nodejs npm
   rustc cargo
   # make bench's server benchmark: memcached built from Debian's source (dpkg-source, libevent)

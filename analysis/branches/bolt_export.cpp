@@ -60,10 +60,13 @@ const FunctionSymbol* containing(const std::vector<FunctionSymbol>& symbols, uin
 }
 }  // namespace
 
-std::string bolt_fdata(const ObjectBranches& object, const std::vector<FunctionSymbol>& symbols, uint64_t* skipped) {
+std::string bolt_fdata(const ObjectBranches& object, const std::vector<FunctionSymbol>& symbols, uint64_t* skipped,
+                       const std::vector<BranchEdge>& fall_throughs) {
   std::string text;
   uint64_t left_out = 0;
-  for (const BranchEdge& edge : object.edges) {
+  std::vector<BranchEdge> edges = object.edges;
+  edges.insert(edges.end(), fall_throughs.begin(), fall_throughs.end());
+  for (const BranchEdge& edge : edges) {
     const FunctionSymbol* from = containing(symbols, edge.from);
     const FunctionSymbol* to = containing(symbols, edge.to);
     if (from == nullptr || to == nullptr) {

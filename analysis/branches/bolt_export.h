@@ -24,8 +24,11 @@ Result<std::vector<FunctionSymbol>> read_function_symbols(const std::string& pat
 
 /// llvm-bolt's fdata text for one object's edges: one line per taken branch,
 /// `1 FROM_FUNCTION FROM_OFFSET 1 TO_FUNCTION TO_OFFSET 0 COUNT` (offsets in hex, no mispredictions
-/// known), with functions from `symbols`. Edges outside any function are left out and counted in
-/// `skipped`.
-std::string bolt_fdata(const ObjectBranches& object, const std::vector<FunctionSymbol>& symbols, uint64_t* skipped = nullptr);
+/// known), with functions from `symbols`; then one line per fall-through edge of `fall_throughs`
+/// (flow.h: from a block's last instruction to the next block), as perf2bolt writes the
+/// fall-throughs of its LBR traces, so BOLT knows the not-taken side of each branch too. Edges
+/// outside any function are left out and counted in `skipped`.
+std::string bolt_fdata(const ObjectBranches& object, const std::vector<FunctionSymbol>& symbols, uint64_t* skipped = nullptr,
+                       const std::vector<BranchEdge>& fall_throughs = {});
 
 }  // namespace whatif::analysis

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/branches/flow.h"
 #include "symbols/symbol_map.h"
 
 namespace whatif::analysis {
@@ -23,18 +24,61 @@ double taken_rate(const ObjectBranches& object, uint64_t address) {
 }
 
 namespace {
-std::string where(symbols::SymbolMap* map, uint64_t address, std::string* function) {
+
+constexpr std::size_t kEdgesPerFunction = 10;
+constexpr std::size_t kPathsPerFunction = 5;
+
+/// FILE:LINE (file name only) of an address, or 0xADDRESS.
+std::string where(symbols::SymbolMap* map, uint64_t address) {
   if (map != nullptr) {
-    if (auto info = map->lookup(address)) {
-      const symbols::SourceLine& line = info->frames.front();
-      if (function != nullptr) *function = std::string(info->frames.back().function);
-      std::string file(line.file);
+    if (auto info = map->lookup(address); info && info->frames.front().line > 0) {
+      std::string file(info->frames.front().file);
       auto slash = file.rfind('/');
-      return fmt::format("{}:{}", slash == std::string::npos ? file : file.substr(slash + 1), line.line);
+      return fmt::format("{}:{}", slash == std::string::npos ? file : file.substr(slash + 1), info->frames.front().line);
     }
   }
   return fmt::format("0x{:x}", address);
 }
+
+/// The line alone when `location` is in `file` ("47"), else the whole location.
+std::string short_where(const std::string& location, const std::string& file) {
+  if (!file.empty() && location.size() > file.size() + 1 && location.compare(0, file.size(), file) == 0 && location[file.size()] == ':') {
+    return location.substr(file.size() + 1);
+  }
+  return location;
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  return whole == 0 ? std::string("-") : fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+void function_text(std::string& text, const ObjectBranches& object, const FunctionFlow& flow, symbols::SymbolMap* symbols, uint64_t total) {
+  std::string home = where(symbols, flow.start);
+  std::string file = home.rfind(':') != std::string::npos && home.rfind("0x", 0) != 0 ? home.substr(0, home.rfind(':')) : "";
+  text += fmt::format("\n  {} ({}): {} taken branches, {} of the object's\n", flow.name, home, flow.taken, percent(flow.taken, total));
+  uint64_t edge_total = 0;
+  for (const FlowEdge& edge : flow.edges) edge_total += edge.count;
+  text += fmt::format("    {:>8} {:>6} {:>6}  {:<12} {:<28} {}\n", "count", "share", "taken", "edge", "from", "to");
+  for (std::size_t i = 0; i < flow.edges.size() && i < kEdgesPerFunction; ++i) {
+    const FlowEdge& edge = flow.edges[i];
+    double rate = edge.kind == FlowEdge::Kind::kFallThrough ? -1 : taken_rate(object, edge.from);
+    text += fmt::format("    {:>8} {:>6} {:>6}  {:<12} {:<28} {}\n", edge.count, percent(edge.count, edge_total),
+                        rate < 0 ? std::string("-") : fmt::format("{:.0f}%", 100 * rate), flow_edge_kind_name(edge.kind),
+                        fmt::format("{} 0x{:x}", where(symbols, edge.from), edge.from), fmt::format("{} 0x{:x}", where(symbols, edge.to), edge.to));
+  }
+  if (flow.paths.empty()) return;
+  text += fmt::format("    hottest paths (from one backward branch to the next: {} recorded){}\n", flow.path_total,
+                      file.empty() ? "" : fmt::format(", lines of {}", file));
+  for (std::size_t i = 0; i < flow.paths.size() && i < kPathsPerFunction; ++i) {
+    const BranchPath& path = flow.paths[i];
+    std::string steps = short_where(where(symbols, path.start), file);
+    for (const BranchEdge& branch : path.branches) {
+      steps += fmt::format("  {}->{}", short_where(where(symbols, branch.from), file), short_where(where(symbols, branch.to), file));
+    }
+    text += fmt::format("    {:>8} {:>6}  {}\n", path.count, percent(path.count, flow.path_total), steps);
+  }
+}
+
 }  // namespace
 
 std::string branch_report_text(const BranchProfile& profile, int top) {
@@ -42,30 +86,30 @@ std::string branch_report_text(const BranchProfile& profile, int top) {
   for (const ObjectBranches& object : profile.objects) {
     auto map = symbols::SymbolMap::for_file(object.path);
     symbols::SymbolMap* symbols = map ? map->get() : nullptr;
-    std::vector<BranchEdge> edges = object.edges;
-    std::sort(edges.begin(), edges.end(), [](const BranchEdge& a, const BranchEdge& b) { return a.count > b.count; });
-    if (top > 0 && edges.size() > static_cast<std::size_t>(top)) edges.resize(static_cast<std::size_t>(top));
     uint64_t total = object.taken();
     text += fmt::format("{} ({} taken branches recorded)\n", object.path, total);
-    text += fmt::format("  {:>8} {:>6} {:>6}  {:<28} {:<24} {}\n", "count", "share", "taken", "function", "from", "to");
-    for (const BranchEdge& edge : edges) {
-      std::string function;
-      std::string from = where(symbols, edge.from, &function);
-      std::string to = where(symbols, edge.to, nullptr);
-      double rate = taken_rate(object, edge.from);
-      text += fmt::format("  {:>8} {:>5.1f}% {:>6} {:<28} {:<24} {}\n", edge.count,
-                          total == 0 ? 0.0 : 100.0 * static_cast<double>(edge.count) / static_cast<double>(total),
-                          rate < 0 ? std::string("-") : fmt::format("{:.0f}%", 100 * rate), function.empty() ? "?" : function,
-                          fmt::format("{} 0x{:x}", from, edge.from), fmt::format("{} 0x{:x}", to, edge.to));
+    auto object_code = code::ElfCode::read(object.path);
+    if (!object_code) {
+      text += fmt::format("  {}: edges by address only\n", object_code.error());
+      std::vector<BranchEdge> edges = object.edges;
+      std::sort(edges.begin(), edges.end(), [](const BranchEdge& a, const BranchEdge& b) { return a.count > b.count; });
+      if (top > 0 && edges.size() > static_cast<std::size_t>(top)) edges.resize(static_cast<std::size_t>(top));
+      for (const BranchEdge& edge : edges) text += fmt::format("    {:>8}  0x{:x} -> 0x{:x}\n", edge.count, edge.from, edge.to);
+      continue;
     }
+    for (const FunctionFlow& flow : function_flows(object, *object_code, top > 0 ? static_cast<std::size_t>(top) : 0)) {
+      function_text(text, object, flow, symbols, total);
+    }
+    text += "\n";
   }
   if (profile.stats) {
     const BranchStats& s = *profile.stats;
     text += fmt::format(
-        "tracer: {} bursts ({} complete) of depth {}, {} taken branches, {} breakpoints ({:.2f} per taken branch), "
-        "{} resolved by decoding, {} by data flow, {} at stops\n",
-        s.bursts, s.completed, s.depth, s.taken, s.breakpoints, s.breakpoints_per_taken, s.static_branches, s.flow_resolved,
-        s.dynamic_branches);
+        "tracer: {} bursts ({} complete) of depth {}, {} taken branches, {} breakpoint stops ({:.2f} per taken branch; "
+        "{} breakpoints moved, {} debug registers), {} resolved by decoding, {} by data flow, {} at stops, {} by which "
+        "breakpoint fired\n",
+        s.bursts, s.completed, s.depth, s.taken, s.breakpoints, s.breakpoints_per_taken, s.breakpoint_moves, s.registers,
+        s.static_branches, s.flow_resolved, s.dynamic_branches, s.lookahead_settled);
     std::string ended;
     for (const auto& [reason, count] : s.ended) {
       if (count > 0) ended += fmt::format("{}{} {}", ended.empty() ? "" : ", ", reason, count);

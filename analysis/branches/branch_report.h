@@ -1,5 +1,6 @@
-// `whatif report --branches`: the hottest taken edges of each object with their functions, source
-// lines and taken rates, and the tracer's statistics. Offline, any thread.
+// `whatif report --branches`: per object and per function (the most taken branches first), the
+// function's hottest edges (taken and fall-through) and hottest paths with source lines and taken
+// rates, then the tracer's statistics. Offline, any thread.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,8 +13,10 @@ namespace whatif::analysis {
 /// fall-through ranges passing it: taken / (taken + not taken), or -1 when it never executed.
 double taken_rate(const ObjectBranches& object, uint64_t address);
 
-/// The text report: per object, the `top` hottest edges (0: all) as FUNCTION FILE:LINE -> FILE:LINE
-/// with counts, shares and taken rates; then the statistics. Objects' DWARF is read from their paths.
+/// The text report: per object, the `top` functions with the most taken branches (0: all), each
+/// with its hottest edges as FILE:LINE -> FILE:LINE with counts, shares of the function's edges
+/// and taken rates, and its hottest paths as the source lines of their branches. Objects' DWARF and
+/// code are read from their paths; an object that cannot be read is reported by address.
 std::string branch_report_text(const BranchProfile& profile, int top);
 
 }  // namespace whatif::analysis

@@ -33,6 +33,26 @@ bool triples(const json& record, const char* field, std::vector<T>& out) {
   return true;
 }
 
+/// The optional `paths` field: [count, start, from1, to1, ...] arrays. False when malformed.
+bool paths_of(const json& record, const char* field, std::vector<BranchPath>& out) {
+  out.clear();
+  auto found = record.find(field);
+  if (found == record.end()) return true;
+  if (!found->is_array()) return false;
+  for (const json& item : *found) {
+    if (!item.is_array() || item.size() < 4 || item.size() % 2 != 0) return false;
+    for (const json& value : item) {
+      if (!value.is_number_unsigned()) return false;
+    }
+    BranchPath path;
+    path.count = item[0].get<uint64_t>();
+    path.start = item[1].get<uint64_t>();
+    for (std::size_t i = 2; i + 1 < item.size(); i += 2) path.branches.push_back({item[i].get<uint64_t>(), item[i + 1].get<uint64_t>(), 0});
+    out.push_back(std::move(path));
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t ObjectBranches::taken() const {
@@ -77,6 +97,9 @@ Result<BranchProfile> parse_branches(std::string_view text, const std::string& n
       if (object.path.empty() || !triples(record, branches::edges, object.edges) || !triples(record, branches::ranges, object.ranges)) {
         return Error{fmt::format("{}:{}: a branches record needs path, edges and ranges ([a, b, count] triples)", name, line_number)};
       }
+      if (!paths_of(record, branches::paths, object.paths)) {
+        return Error{fmt::format("{}:{}: a branches record's paths are [count, start, from, to, ...] arrays", name, line_number)};
+      }
       bool replaced = false;
       for (ObjectBranches& known : profile.objects) {
         if (known.path == object.path && known.build_id == object.build_id) {
@@ -98,6 +121,9 @@ Result<BranchProfile> parse_branches(std::string_view text, const std::string& n
       s.dynamic_branches = u64(record, stats::dynamic_branches);
       s.flow_resolved = u64(record, stats::flow_resolved);
       s.decoded_blocks = u64(record, stats::decoded_blocks);
+      s.lookahead_settled = u64(record, stats::lookahead_settled);
+      s.breakpoint_moves = u64(record, stats::breakpoint_moves);
+      s.registers = u64(record, stats::registers);
       s.breakpoints_per_taken = record.value(stats::breakpoints_per_taken, 0.0);
       if (auto ended = record.find(stats::ended); ended != record.end() && ended->is_object()) {
         for (const auto& [reason, count] : ended->items()) s.ended[reason] = count.is_number() ? count.get<uint64_t>() : 0;

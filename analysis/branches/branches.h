@@ -26,11 +26,20 @@ struct BranchRange {
   uint64_t count = 0;
 };
 
+/// A path: the taken branches of one loop iteration, from a backward branch's target `start` to the
+/// next backward branch (the last of `branches`), `count` times.
+struct BranchPath {
+  uint64_t count = 0;
+  uint64_t start = 0;
+  std::vector<BranchEdge> branches;  ///< in order; their counts are 0
+};
+
 struct ObjectBranches {
   std::string path;
   std::string build_id;
   std::vector<BranchEdge> edges;
   std::vector<BranchRange> ranges;
+  std::vector<BranchPath> paths;  ///< the hottest first (absent in older profiles: empty)
   uint64_t taken() const;  ///< sum of edge counts
 };
 
@@ -38,6 +47,7 @@ struct BranchStats {
   uint64_t depth = 0, every = 0;
   uint64_t bursts = 0, completed = 0, taken = 0, breakpoints = 0, static_branches = 0, dynamic_branches = 0;
   uint64_t flow_resolved = 0, decoded_blocks = 0;
+  uint64_t lookahead_settled = 0, breakpoint_moves = 0, registers = 0;
   double breakpoints_per_taken = 0;
   std::map<std::string, uint64_t> ended;  ///< bursts ended early, by reason
 };

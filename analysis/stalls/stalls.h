@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis/code/elf_code.h"
 #include "analysis/profile/profile.h"
-#include "analysis/stalls/elf_code.h"
 
 namespace whatif::stalls {
+
+using code::ElfCode;   // the object's code, shared with the branch flow (analysis/code)
+using code::Function;
 
 enum class Confidence { low, medium, high };
 const char* confidence_name(Confidence confidence);

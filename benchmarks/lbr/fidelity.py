@@ -9,8 +9,9 @@ jumps (conditional and unconditional jumps inside the main binary: the edges cal
 calls and returns are left out of both), in [0, 1] like AutoFDO's profile_diff. Build the program
 with -no-pie so callgrind's and the profile's addresses agree.
 
-Usage: fidelity.py WHATIF BRANCHY [--every N] [--rounds N]
-Prints one line per workload and the breakpoints per taken branch from branch_stats.
+Usage: fidelity.py WHATIF BRANCHY [--every N] [--lbr-loop LBR_LOOP] [--naive] [--registers N]
+Prints one line per workload: the overlap, the breakpoint stops per taken branch and the breakpoints
+moved per taken branch (a stop with lookahead moves several; branch_stats).
 """
 import argparse
 import collections
@@ -97,14 +98,18 @@ def main():
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--lbr-loop", help="the integration tests' lbr_loop, built -no-pie", default=None)
     parser.add_argument("--naive", action="store_true", help="WHATIF_LBR_NAIVE=1 (no data flow)")
+    parser.add_argument("--registers", type=int, default=0, help="WHATIF_LBR_REGISTERS=N (1: no lookahead)")
     args = parser.parse_args()
     workloads = [(args.branchy, [mode, rounds], mode) for mode, rounds in
                  (("sort", "40"), ("search", "15"), ("interp", "60"), ("collatz", "6"))]
     scale = {"sort": "400", "search": "150", "interp": "600", "collatz": "60"}
     if args.lbr_loop:
         workloads.append((args.lbr_loop, ["loop", "50"], "lbr_loop"))
+        workloads.append((args.lbr_loop, ["chain", "50"], "lbr_chain"))  # two memory-dependent branches per iteration
     env = {"WHATIF_LBR_NAIVE": "1"} if args.naive else {}
-    print(f"{'workload':10} {'overlap':>8} {'edges':>8} {'bp/taken':>9}")
+    if args.registers:
+        env["WHATIF_LBR_REGISTERS"] = str(args.registers)
+    print(f"{'workload':10} {'overlap':>8} {'edges':>8} {'bp/taken':>9} {'moves/taken':>12} {'lookahead':>10}")
     with tempfile.TemporaryDirectory() as workdir:
         for binary, wargs, name in workloads:
             exact = callgrind_jumps(binary, wargs, workdir)
@@ -113,7 +118,9 @@ def main():
             sampled, stats = whatif_edges(args.whatif, binary, long_args, args.every, workdir, env)
             score, count = overlap(exact, sampled)
             bp = stats["breakpoints_per_taken"] if stats else float("nan")
-            print(f"{name:10} {score:8.3f} {count:8d} {bp:9.3f}")
+            moves = stats.get("breakpoint_moves", 0) / max(1, stats["taken"]) if stats else float("nan")
+            settled = stats.get("lookahead_settled", 0) if stats else 0
+            print(f"{name:10} {score:8.3f} {count:8d} {bp:9.3f} {moves:12.3f} {settled:10d}")
             sys.stdout.flush()
 
 

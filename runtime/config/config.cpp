@@ -105,6 +105,11 @@ Config Config::from_environment() {
   }
   config.lbr_no_sigtrap = env(names::kLbrNoSigtrap) != nullptr;
   config.lbr_naive = env(names::kLbrNaive) != nullptr;
+  if (const char* value = env(names::kLbrRegisters)) {
+    uint64_t registers = 0;
+    if (parse_u64(value, registers) && registers >= 1 && registers <= 4) config.lbr_registers = static_cast<uint32_t>(registers);
+    else config.errors.push_back(std::string("WHATIF_LBR_REGISTERS '") + value + "' must be 1 to 4; using 4");
+  }
   if (const char* value = env(names::kCounterFunctions)) {
     config.counter_functions = names::split(value, names::kCommandSeparator, /*keep_empty=*/false);
   }

@@ -57,6 +57,7 @@ struct Config {
   uint32_t lbr_every = 10;           // --lbr-every: samples between bursts
   bool lbr_no_sigtrap = false;       // WHATIF_LBR_NO_SIGTRAP: act as on a kernel before 5.13
   bool lbr_naive = false;            // WHATIF_LBR_NAIVE: no data-flow resolution (benchmarks)
+  uint32_t lbr_registers = 4;        // WHATIF_LBR_REGISTERS: debug registers per traced thread (benchmarks)
   std::vector<std::string> counter_functions;  // --counters: functions to count (ScALPEL)
   std::vector<CounterEvent> counter_events;     // --counters: events counted in them, besides time
   uint32_t counter_cycle = 10;                  // --counters: outermost calls per event set before the next

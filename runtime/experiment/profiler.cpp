@@ -560,12 +560,15 @@ void Profiler::publish_code_map() {
 void Profiler::write_branches() {
   if (symbols_) {
     for (const lbr::ObjectBranches& object : branches_.records(*symbols_)) {
-      context_.writer->branches({object.path, object.build_id, object.edges, object.ranges});
+      context_.writer->branches({object.path, object.build_id, object.edges, object.ranges, object.paths});
     }
   }
   lbr::StatsTotals live;
   for (threads::ThreadState* thread : snapshot_) {
-    if (thread->tracer) live.add(thread->tracer->stats());
+    if (thread->tracer) {
+      live.add(thread->tracer->stats());
+      live.registers = std::max(live.registers, thread->tracer->registers());
+    }
   }
   lbr::StatsTotals total = branches_.totals(live);
   const config::Config& config = *context_.config;
@@ -580,6 +583,9 @@ void Profiler::write_branches() {
   record.dynamic_branches = total.dynamic_branches;
   record.flow_resolved = total.flow_resolved;
   record.decoded_blocks = total.decoded_blocks;
+  record.lookahead_settled = total.lookahead_settled;
+  record.breakpoint_moves = total.moves;
+  record.registers = total.registers;
   for (int i = 0; i < static_cast<int>(lbr::EndReason::kCount); ++i) {
     record.ended.emplace_back(lbr::end_reason_name(static_cast<lbr::EndReason>(i)), total.ended[i]);
   }

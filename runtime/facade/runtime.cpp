@@ -92,7 +92,12 @@ void retire_thread(void* raw) {
 }
 
 
-lbr::Settings lbr_settings(const Config& config) { return {config.lbr_depth, config.lbr_every, !config.lbr_naive}; }
+/// The tracer's settings. The naive tracer (WHATIF_LBR_NAIVE) stops at every pending branch, so it
+/// uses one debug register; so does a run with -p breakpoints, which need registers of their own.
+lbr::Settings lbr_settings(const Config& config) {
+  uint32_t registers = config.lbr_naive || !config.breakpoint_points.empty() ? 1 : config.lbr_registers;
+  return {config.lbr_depth, config.lbr_every, !config.lbr_naive, registers};
+}
 
 /// Opens the calling thread's branch tracer; warns once when it cannot. Returns 0 or -errno.
 int open_tracer(ThreadState& thread) {

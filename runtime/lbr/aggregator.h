@@ -1,7 +1,8 @@
 // The profiler thread's side of the branch tracer: it drains every thread's finished bursts into
-// taken-edge and fall-through-range counts, sums the threads' statistics, and turns both into the
-// profile's `branches` (per object, ELF virtual addresses) and `branch_stats` records.
+// taken-edge, fall-through-range and path counts, sums the threads' statistics, and turns them into
+// the profile's `branches` (per object, ELF virtual addresses) and `branch_stats` records.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,8 @@ namespace whatif::lbr {
 struct StatsTotals {
   uint64_t bursts = 0, completed = 0, taken = 0, breakpoints = 0, static_branches = 0, dynamic_branches = 0;
   uint64_t flow_resolved = 0, decoded_blocks = 0;
+  uint64_t lookahead_settled = 0, moves = 0;
+  uint32_t registers = 0;  ///< the most debug registers a thread had
   uint64_t ended[static_cast<int>(EndReason::kCount)] = {};
   void add(const Stats& stats);
   void add(const StatsTotals& other);
@@ -28,12 +31,23 @@ struct ObjectBranches {
   std::string build_id;
   std::vector<std::array<uint64_t, 3>> edges;   ///< [from, to, count]
   std::vector<std::array<uint64_t, 3>> ranges;  ///< [start, end, count]
+  /// The hottest paths: [count, start, from1, to1, ..., fromN, toN] (see Aggregator::add_burst).
+  std::vector<std::vector<uint64_t>> paths;
 };
 
 class Aggregator {
  public:
+  /// Distinct paths kept (new ones are not counted once this many are known), and paths per object
+  /// in the record (the hottest).
+  static constexpr std::size_t kMaxPaths = 1 << 14;
+  static constexpr std::size_t kPathsPerObject = 256;
+
   /// One burst of `count` consecutive taken branches (run-time addresses): each branch counts
   /// once, and the code between one branch's target and the next branch ran straight through.
+  /// A path is the run of taken branches from one backward branch (to <= from: a loop's back
+  /// edge, or a return to a lower address) to the next one, inclusive, starting at the first one's
+  /// target: one loop iteration, as Ball-Larus paths end at back edges. Only paths that lie
+  /// wholly inside the burst count, so none is cut short by the burst's start or end.
   void add_burst(const Edge* edges, uint32_t count);
   /// Counts so far, in run-time addresses (0 when never seen).
   uint64_t edge_count(uint64_t from, uint64_t to) const {
@@ -44,8 +58,16 @@ class Aggregator {
     auto found = ranges_.find(Edge{start, end});
     return found == ranges_.end() ? 0 : found->second;
   }
+  /// Count of the path {start, from1, to1, ...} (run-time addresses), 0 when never seen.
+  uint64_t path_count(const std::vector<uint64_t>& key) const {
+    auto found = paths_.find(key);
+    return found == paths_.end() ? 0 : found->second;
+  }
   /// A thread that exits: its counters join the retired totals.
-  void retire(const ThreadTracer& tracer) { retired_.add(tracer.stats()); }
+  void retire(const ThreadTracer& tracer) {
+    retired_.add(tracer.stats());
+    retired_.registers = std::max(retired_.registers, tracer.registers());
+  }
 
   /// Per object holding the branches (edges whose ends lie in different objects are left out:
   /// no consumer of per-binary profiles can use them), sorted by address.
@@ -66,6 +88,14 @@ class Aggregator {
   };
   std::unordered_map<Edge, uint64_t, PairHash, PairEqual> edges_;
   std::unordered_map<Edge, uint64_t, PairHash, PairEqual> ranges_;  // {start, end (the next branch)}
+  struct PathHash {
+    std::size_t operator()(const std::vector<uint64_t>& key) const {
+      uint64_t hash = 0xcbf29ce484222325ull;
+      for (uint64_t value : key) hash = (hash ^ value) * 0x100000001b3ull;
+      return static_cast<std::size_t>(hash);
+    }
+  };
+  std::unordered_map<std::vector<uint64_t>, uint64_t, PathHash> paths_;  // {start, from1, to1, ...}
   StatsTotals retired_;
 };
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "os/os.h"
+
 namespace whatif::lbr {
 
 const char* end_reason_name(EndReason reason) {
@@ -34,7 +36,20 @@ int ThreadTracer::open(pid_t tid, const Settings& settings, uint64_t cookie) {
   buffers_ = std::make_unique<Edge[]>(static_cast<std::size_t>(kSlots) * settings_.depth);
   counts_ = std::make_unique<uint32_t[]>(kSlots);
   cache_ = std::make_unique<Block[]>(kCacheEntries);
-  int result = breakpoint_.open(tid, cookie, reinterpret_cast<uint64_t>(&end_reason_name));
+  uint64_t park = reinterpret_cast<uint64_t>(&end_reason_name);
+  int result = breakpoints_[0].open(tid, cookie, park);
+  registers_ = result == 0 ? 1 : 0;
+  // More debug registers when allowed and free (a debugger or -p breakpoints may hold some), and
+  // while descriptors are plentiful: each costs one per thread, and the program's come first.
+  uint32_t wanted = std::clamp<uint32_t>(settings_.registers, 1, kRegisters);
+  uint64_t spare = os::fd_soft_limit() / 4;
+  while (result == 0 && registers_ < wanted && breakpoints_[registers_].open(tid, cookie, park) == 0) {
+    if (static_cast<uint64_t>(breakpoints_[registers_].fd()) > spare) {
+      breakpoints_[registers_].close();
+      break;
+    }
+    ++registers_;
+  }
   state_ = result == 0 ? State::kIdle : State::kClosed;
   return result;
 }
@@ -42,7 +57,8 @@ int ThreadTracer::open(pid_t tid, const Settings& settings, uint64_t cookie) {
 void ThreadTracer::close() {
   if (state_ == State::kWaiting) end_burst(EndReason::kThreadExit);
   state_ = State::kClosed;
-  breakpoint_.close();
+  for (os::TrapBreakpoint& breakpoint : breakpoints_) breakpoint.close();
+  registers_ = 0;
 }
 
 }  // namespace whatif::lbr

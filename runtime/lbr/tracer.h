@@ -1,6 +1,7 @@
 // The software branch tracer of one thread (Break Dancing, Algorithm 1): a sample starts a burst;
 // the tracer decodes forward to the next control transfer, resolves direct jumps and calls itself
-// and stops at the others with a SIGTRAP hardware breakpoint, recording taken branches until the
+// and stops at the others with SIGTRAP hardware breakpoints (up to four debug registers: one stop
+// can settle several pending conditional branches, §3.3), recording taken branches until the
 // burst holds `depth` of them. open/close run on the owning thread (normal context), on_sample and
 // on_trap in its signal handlers, drain and the statistics on the profiler thread.
 #pragma once
@@ -21,6 +22,7 @@ struct Settings {
   uint32_t depth = 16;   ///< taken branches per burst (--lbr-depth)
   uint32_t every = 10;   ///< samples between bursts (--lbr-every)
   bool flow = true;      ///< resolve branches by data flow from each stop (off: the paper's naive tracer)
+  uint32_t registers = 4;  ///< debug registers to use (1: one breakpoint, the stop at each pending branch)
 };
 
 /// One taken branch, in run-time addresses.
@@ -62,6 +64,8 @@ struct Stats {
   std::atomic<uint64_t> dynamic_branches{0};   ///< transfers resolved at a breakpoint stop
   std::atomic<uint64_t> flow_resolved{0};      ///< conditional branches resolved by data flow
   std::atomic<uint64_t> decoded_blocks{0};     ///< blocks decoded (block-cache misses)
+  std::atomic<uint64_t> lookahead_settled{0};  ///< conditional branches settled by which breakpoint fired
+  std::atomic<uint64_t> moves{0};              ///< breakpoints moved (a stop with lookahead moves several)
   std::atomic<uint64_t> ended[static_cast<int>(EndReason::kCount)] = {};
 };
 
@@ -72,6 +76,12 @@ class ThreadTracer {
   static constexpr uint32_t kMaxDepth = 1024;
   /// Direct-mapped cache of decoded blocks (paper §3.3).
   static constexpr uint32_t kCacheEntries = 512;
+  /// Debug registers x86 has; and the lookahead's limits per predicted path: taken branches it
+  /// records, and straight runs it remembers (to check no other breakpoint lies on the path).
+  static constexpr uint32_t kRegisters = 4;
+  static constexpr uint32_t kLookEdges = 16;
+  static constexpr uint32_t kLookSpans = 24;
+  static constexpr uint32_t kPreSpans = 64;  // runs from where the thread resumes to the pending branch
 
   ThreadTracer() = default;
   ThreadTracer(const ThreadTracer&) = delete;
@@ -97,6 +107,8 @@ class ThreadTracer {
 
   const Stats& stats() const { return stats_; }
   uint64_t cookie() const { return cookie_; }
+  /// Debug registers opened (1 to kRegisters once open).
+  uint32_t registers() const { return registers_; }
 
  private:
   enum class State : uint8_t { kIdle, kWaiting, kClosed };
@@ -108,9 +120,51 @@ class ThreadTracer {
     bool stack_unknown = false;
   };
 
+  /// Code executed on a predicted path: [start, end).
+  struct Span {
+    uint64_t start = 0;
+    uint64_t end = 0;
+  };
+  /// A breakpoint of a lookahead: the transfer it stops at, and what reaching it means — the
+  /// taken branches on the way (recorded at the stop) and the code run before it.
+  struct Leaf {
+    Block stop;            // arrival: only stop.branch (the address) is meaningful
+    bool arrival = false;  // a stop at a direction's first instruction: it settles the branch only
+    uint64_t sp = 0;
+    bool sp_known = false;
+    x86::KnownState known;
+    uint32_t settled = 0;  // conditional branches whose direction the stop tells
+    uint32_t statics = 0;  // transfers on the way resolved by decoding
+    uint32_t flows = 0;    // and by data flow
+    uint32_t edges = 0;
+    Edge edge[kLookEdges];
+    uint32_t spans = 0;
+    Span span[kLookSpans];
+  };
+  enum class Walk : uint8_t { kStop, kFull, kEnded };
+
   WHATIF_SIGNAL_SAFE void start_burst(const Registers& registers);
   /// Follows the path from `pc` (rsp = `sp`) until a breakpoint is needed or the burst ends.
   WHATIF_SIGNAL_SAFE void advance(uint64_t pc, uint64_t sp, bool sp_known, const Registers* at_stop);
+  /// Walks from `pc` to the next transfer that needs a stop (kStop, in `stop`, with `sp` and `known`
+  /// updated). Recording (leaf null): records taken branches (kFull when the burst filled) and ends
+  /// the burst itself when the path cannot be followed (kEnded). Predicting (into `leaf`): records
+  /// nothing, adds the branches and spans to the leaf, and kEnded means only "cannot predict".
+  WHATIF_SIGNAL_SAFE Walk walk(uint64_t pc, uint64_t& sp, bool& sp_known, x86::KnownState& known, Block& stop, Leaf* leaf);
+  /// Sets the breakpoints for the pending transfer `stop`: with spare debug registers and a
+  /// conditional branch, at the next stops of its two directions instead (recursively while
+  /// registers remain), so whichever fires settles it; else at the branch itself.
+  WHATIF_SIGNAL_SAFE void arm(const Block& stop, uint64_t sp, bool sp_known, const x86::KnownState& known);
+  /// Splits `parent` (stopped at a conditional branch) into its taken and fall-through leaves: each
+  /// at its direction's next stop when `full`, else (arrival) at its first instruction. A full
+  /// leaf whose stop the data flow would settle after a stop at the parent (nothing on the way
+  /// rewrites the flags) becomes an arrival: it would save no stop and cost a move. False when
+  /// both end as arrivals (nothing saved).
+  WHATIF_SIGNAL_SAFE bool split(const Leaf& parent, Leaf& taken, Leaf& fall, bool taken_full, bool fall_full);
+  /// No leaf's breakpoint lies on another leaf's path (or its own) or shares its address. The
+  /// pending branch's own address may: execution resumes there with RF set.
+  WHATIF_SIGNAL_SAFE bool distinct(uint32_t count) const;
+  WHATIF_SIGNAL_SAFE void disarm_all();
   WHATIF_SIGNAL_SAFE bool find_block(uint64_t pc, Block& block);
   /// Like find_block, decoding instruction by instruction through the data flow `known`.
   WHATIF_SIGNAL_SAFE bool walk_block(uint64_t pc, x86::KnownState& known, Block& block);
@@ -124,7 +178,8 @@ class ThreadTracer {
 
   Settings settings_;
   uint64_t cookie_ = 0;
-  os::TrapBreakpoint breakpoint_;
+  os::TrapBreakpoint breakpoints_[kRegisters];
+  uint32_t registers_ = 0;
   x86::Decoder decoder_;
   State state_ = State::kClosed;
   uint32_t samples_ = 0;
@@ -132,10 +187,19 @@ class ThreadTracer {
   // The burst in flight: written into slot head_ % kSlots.
   uint32_t count_ = 0;
   Edge* edges_ = nullptr;
-  // The pending stop.
+  // The pending stop: one breakpoint at pending_, or leaf_count_ > 0 breakpoints at leaves_.
   Block pending_;
   uint64_t expected_sp_ = 0;
   bool expected_sp_known_ = false;
+  Leaf leaves_[kRegisters];
+  uint32_t leaf_count_ = 0;
+  Leaf split_[2];  // scratch for arm(): the two halves of a split leaf
+  Leaf saved_;     // and the leaf before it
+  Leaf probe_;     // split(): the walk a stop at the branch itself would allow
+  // The code the thread runs from where it resumes to the pending branch (no breakpoint may lie there).
+  Span pre_[kPreSpans];
+  uint32_t pre_count_ = 0;
+  bool pre_ok_ = false;
 
   std::unique_ptr<Edge[]> buffers_;        // kSlots * depth
   std::unique_ptr<uint32_t[]> counts_;     // per slot

@@ -51,6 +51,8 @@ int reload_signal();
 std::string counters_reload_path(int pid);
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each thread holds perf descriptors).
 void raise_fd_limit();
+/// RLIMIT_NOFILE's soft limit (1024 when it cannot be read).
+uint64_t fd_soft_limit();
 /// `bytes` of zeroed memory shared with every process later forked from this one
 /// (MAP_SHARED|MAP_ANONYMOUS, inherited by fork). Returns nullptr when the kernel refuses.
 void* map_shared_anonymous(std::size_t bytes);

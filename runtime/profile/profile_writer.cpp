@@ -224,7 +224,8 @@ void ProfileWriter::branches(const BranchesRecord& branches) {
   if (format_ == Format::kCoz) return;
   namespace names = format::record::branches;
   nlohmann::json record = {{format::kTypeField, names::kName}, {names::path, branches.path}, {names::build_id, branches.build_id},
-                           {names::edges, branches.edges}, {names::ranges, branches.ranges}};
+                           {names::edges, branches.edges}, {names::ranges, branches.ranges},
+                           {names::paths, branches.paths}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -246,7 +247,10 @@ void ProfileWriter::branch_stats(const BranchStatsRecord& stats) {
                            {names::decoded_blocks, stats.decoded_blocks},
                            {names::breakpoints_per_taken,
                             stats.taken > 0 ? static_cast<double>(stats.breakpoints) / static_cast<double>(stats.taken) : 0.0},
-                           {names::ended, ended}};
+                           {names::ended, ended},
+                           {names::lookahead_settled, stats.lookahead_settled},
+                           {names::breakpoint_moves, stats.breakpoint_moves},
+                           {names::registers, stats.registers}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

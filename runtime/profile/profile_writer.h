@@ -64,6 +64,7 @@ struct BranchesRecord {
   std::string build_id;
   std::vector<std::array<uint64_t, 3>> edges;   ///< [from, to, count] taken branches
   std::vector<std::array<uint64_t, 3>> ranges;  ///< [start, end, count] fall-through runs
+  std::vector<std::vector<uint64_t>> paths;     ///< [count, start, from1, to1, ...] the hottest paths
 };
 
 /// The branch tracer's counters over all threads, cumulative.
@@ -72,6 +73,8 @@ struct BranchStatsRecord {
   uint32_t every = 0;
   uint64_t bursts = 0, completed = 0, taken = 0, breakpoints = 0, static_branches = 0, dynamic_branches = 0;
   uint64_t flow_resolved = 0, decoded_blocks = 0;
+  uint64_t lookahead_settled = 0, breakpoint_moves = 0;
+  uint32_t registers = 0;
   std::vector<std::pair<std::string, uint64_t>> ended;  ///< bursts ended early, by reason
 };
 

@@ -55,6 +55,15 @@ Result<std::unique_ptr<ElfDwarfAccess>> ElfDwarfAccess::open(const std::string& 
     s.link = shdr.sh_link;
     s.info = shdr.sh_info;
     s.entsize = shdr.sh_entsize;
+    // A linked file's DWARF is already resolved; relocation sections kept by `ld --emit-relocs`
+    // (.rela.debug_info, ... for BOLT) would make libdwarf ask to apply them, and it then reads
+    // no compilation unit at all. Only relocatable objects (.o) need them.
+    if ((shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL) && ehdr.e_type != ET_REL) {
+      s.name.clear();
+      s.type = SHT_NULL;
+      s.size = 0;
+      continue;
+    }
     if (shdr.sh_type == SHT_NOBITS || shdr.sh_size == 0) continue;
     if (shdr.sh_flags & SHF_COMPRESSED) {
       GElf_Chdr chdr;

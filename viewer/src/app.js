@@ -6,6 +6,7 @@ import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './a
 import { speedupChart, PALETTE } from './chart.js';
 import { renderStalls } from './stalls.js';
 import { renderCounters } from './counters.js';
+import { renderBranchFlows } from './branches.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { profiles: [], report: null, pointNames: [], visible: [], observer: null };
@@ -102,6 +103,8 @@ function renderExtras() {
   }
   const stalls = state.profiles.flatMap((p) => p.stalls);
   if (stalls.length) extras.append(renderStalls(el, stalls, state.profiles.flatMap((p) => p.sources)));
+  const flows = state.profiles.flatMap((p) => p.branchFlows);
+  if (flows.length) extras.append(renderBranchFlows(el, flows, state.profiles.flatMap((p) => p.sources)));
   const sections = [['lbr', 'Branch records', 'lbr-section']];
   for (const [key, title, id] of sections) {
     const records = state.profiles.flatMap((p) => p[key]);

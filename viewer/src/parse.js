@@ -14,7 +14,7 @@ function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
-    counterIntervals: [], functionCounters: new Map(), process: 0,
+    counterIntervals: [], functionCounters: new Map(), process: 0, branchFlows: [],
   };
 }
 
@@ -91,6 +91,7 @@ function readWhatifRecord(record, profile) {
       profile.functionCounters.set(`${profile.process}\u0000${counters.tid}\u0000${counters.function}`, counters);
       break;
     }
+    case 'branch_flow': profile.branchFlows.push(record); break;
     default: break;  // header (checked by the caller), object and unknown types
   }
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as stallsFixture from './stalls-fixture.mjs';
+import * as branchesFixture from './branches-fixture.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -77,7 +78,7 @@ test('one plot per line, with error bars, trends and source', async () => {
   assert.match(summary, /\.\/app --threads 4 input\.txt/);
   assert.match(summary, /run-wide baseline: \/home\/dev\/app\/src\/parse\.cpp:7/);
   assert.match(summary, /no debug info/);
-  assert.equal(await tab.locator('#lbr-section, #stalls-section').count(), 0, 'no invented sections');
+  assert.equal(await tab.locator('#lbr-section, #stalls-section, #branch-flow-section').count(), 0, 'no invented sections');
   await tab.screenshot({ path: join(artifacts, 'viewer-basic.png') });
   await tab.screenshot({ path: join(artifacts, 'viewer-basic-full.png'), fullPage: true });
   assert.deepEqual(tab.errors, []);
@@ -266,6 +267,38 @@ test('counters: utilisation and CPI over time and the function table, only with 
   const none = await open([join(fixtures, 'basic.jsonl')]);
   assert.equal(await none.locator('#counters-section').count(), 0, 'no counters section without counter records');
   await none.close();
+});
+
+test('hot paths: blocks and edges weighted by count beside the source, a clicked path lit up', async () => {
+  const file = join(scratch, 'with-flow.jsonl');
+  writeFileSync(file, `${readFileSync(join(fixtures, 'exact.jsonl'), 'utf8')}` +
+    [branchesFixture.other, branchesFixture.loop, branchesFixture.source].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const tab = await open([file]);
+  const section = tab.locator('#branch-flow-section');
+  assert.match(await section.locator('h2').textContent(), /Hot paths \(2 functions/);
+  // The most taken function first, and shown.
+  assert.deepEqual(await section.locator('.flow-functions tbody td.mono:nth-child(2)').allTextContents(), ['classify', 'helper']);
+  assert.equal(await section.locator('svg.flow-graph .flow-block').count(), 5);
+  assert.equal(await section.locator('svg.flow-graph .flow-edge').count(), 7);
+  // Weighted: the hottest edge is drawn thickest, the hottest block darkest.
+  const widths = await section.locator('svg.flow-graph .flow-edge').evaluateAll((paths) =>
+    paths.map((p) => [Number(p.dataset.count), Number(p.getAttribute('stroke-width'))]));
+  const thickest = widths.reduce((a, b) => (b[1] > a[1] ? b : a));
+  assert.equal(thickest[0], 399);
+  // The source beside the graph, with each line's count.
+  assert.match(await section.locator('.flow-source tr[data-line="11"]').textContent(), /400.*11.*if \(i & 3\)/);
+  // The hottest path is lit: blocks 1, 3, 4 and their lines.
+  const lit = () => section.locator('svg.flow-graph .flow-block.on-path').evaluateAll((g) => g.map((n) => Number(n.dataset.block)));
+  assert.deepEqual(await lit(), [1, 3, 4]);
+  assert.deepEqual(await section.locator('.flow-source tr.on-path').evaluateAll((r) => r.map((n) => Number(n.dataset.line))), [11, 13, 14]);
+  await section.locator('.flow-paths tbody tr[data-path="1"]').click();
+  assert.deepEqual(await lit(), [1, 2, 4]);
+  assert.equal(await section.locator('svg.flow-graph .flow-edge.on-path').count(), 3);
+  await tab.screenshot({ path: join(artifacts, 'viewer-hot-paths.png'), fullPage: true });
+  await section.locator('.flow-functions tr[data-index="1"]').click();
+  assert.match(await section.locator('.flow-detail h3').first().textContent(), /helper/);
+  assert.deepEqual(tab.errors, []);
+  await tab.close();
 });
 
 test('drag and drop replaces the profiles; rarely visited points are warned about', async () => {

@@ -6,6 +6,8 @@
      trap    the program's own SIGTRAP handler counts int3 traps (it must be chained to)
      signal  a profiling-timer handler runs the loop too (breakpoints hit from another context)
      rseq    the loop lies inside an rseq critical section (__rseq_cs): never traced
+     chain   chain_loop: two branches per iteration on bytes loaded from memory (no data flow can
+             settle them), chain_a taken for 1 byte in 4, chain_b for 1 in 2
    Prints "addr NAME 0xADDRESS" for each label as an ELF virtual address, then "ok". */
 #define _GNU_SOURCE
 #include <link.h>
@@ -42,6 +44,33 @@
   "  ret\n"                                                              \
   ".size " prefix "_loop, .-" prefix "_loop\n"
 
+/* chain_loop(n, a, b): for i = n .. 1: if (a[i]) x += 3; if (b[i]) x ^= i. Branches:
+     chain_a -> chain_skip_a taken when a[i] == 0; chain_b -> chain_skip_b when b[i] == 0;
+     chain_back -> chain_top on every iteration but the last */
+__asm__(".text\n.p2align 4\n"
+        ".globl chain_loop\n.type chain_loop,@function\n"
+        "chain_loop:\n"
+        "  xor %eax,%eax\n"
+        "  mov %rdi,%rcx\n"
+        ".globl chain_top\nchain_top:\n"
+        "  movzbl (%rsi,%rcx),%r8d\n"
+        "  test %r8d,%r8d\n"
+        ".globl chain_a\nchain_a:\n"
+        "  jz chain_skip_a\n"
+        "  add $3,%rax\n"
+        ".globl chain_skip_a\nchain_skip_a:\n"
+        "  movzbl (%rdx,%rcx),%r9d\n"
+        "  test %r9d,%r9d\n"
+        ".globl chain_b\nchain_b:\n"
+        "  jz chain_skip_b\n"
+        "  xor %rcx,%rax\n"
+        ".globl chain_skip_b\nchain_skip_b:\n"
+        "  dec %rcx\n"
+        ".globl chain_back\nchain_back:\n"
+        "  jnz chain_top\n"
+        "  ret\n"
+        ".size chain_loop, .-chain_loop\n");
+
 __asm__(".text\n" LOOP("hot") LOOP("rseq")
         /* One rseq_cs descriptor covering rseq_loop (version, flags, start_ip, post_commit_offset,
            abort_ip): the tracer reads the section and must not set breakpoints in it. */
@@ -55,6 +84,9 @@ long hot_loop(long n);
 long rseq_loop(long n);
 extern char hot_top[], hot_mod[], hot_skip[], hot_odd[], hot_next[], hot_back[], hot_end[];
 extern char rseq_top[], rseq_end[];
+long chain_loop(long n, const unsigned char* a, const unsigned char* b);
+extern char chain_top[], chain_a[], chain_skip_a[], chain_b[], chain_skip_b[], chain_back[];
+static unsigned char g_a[1024], g_b[1024];
 
 static long (*volatile g_loop)(long) = hot_loop;
 static long g_expected;
@@ -111,6 +143,12 @@ int main(int argc, char** argv) {
   print_address("end", hot_end);
   print_address("rseq_begin", (void*)rseq_loop);
   print_address("rseq_end", rseq_end);
+  print_address("chain_top", chain_top);
+  print_address("chain_a", chain_a);
+  print_address("chain_skip_a", chain_skip_a);
+  print_address("chain_b", chain_b);
+  print_address("chain_skip_b", chain_skip_b);
+  print_address("chain_back", chain_back);
 
   if (strcmp(mode, "loop") == 0) {
     run_for(ms);
@@ -147,6 +185,24 @@ int main(int argc, char** argv) {
     setitimer(ITIMER_PROF, &off, NULL);
     ITEST_CHECK(g_handler_runs > 0, "the timer handler never ran");
     printf("handler runs %ld\n", g_handler_runs);
+  } else if (strcmp(mode, "chain") == 0) {
+    uint64_t seed = 12345;
+    for (int i = 0; i < 1024; ++i) {  /* a pseudo-random pattern: a[i] == 0 for 1 in 4, b[i] == 0 for 1 in 2 */
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      g_a[i] = (unsigned char)((seed >> 40) & 3) != 0;
+      g_b[i] = (unsigned char)((seed >> 50) & 1);
+    }
+    long expected = chain_loop(1000, g_a, g_b);
+    uint64_t end = itest_now_ns() + (uint64_t)ms * 1000000ULL;
+    while (itest_now_ns() < end) {
+      for (int i = 0; i < 100; ++i) ITEST_CHECK(chain_loop(1000, g_a, g_b) == expected, "chain_loop returned a wrong value");
+    }
+    int zero_a = 0, zero_b = 0;
+    for (int i = 1; i <= 1000; ++i) {
+      zero_a += g_a[i] == 0;
+      zero_b += g_b[i] == 0;
+    }
+    printf("zeros a %d b %d of 1000\n", zero_a, zero_b);
   } else if (strcmp(mode, "rseq") == 0) {
     g_loop = rseq_loop;
     run_for(ms);

@@ -44,5 +44,24 @@ TEST(LbrAggregation, EdgesCountEachTakenBranchAndRangesTheRunsBetween) {
   EXPECT_EQ(aggregator.range_count(0x200, 0x200), 0u);  // nothing after a burst's last branch
 }
 
+TEST(LbrAggregation, PathsRunFromOneBackwardBranchToTheNext) {
+  Aggregator aggregator;
+  // A loop headed at 0x80 whose body branches at 0x88 (to 0x98: the odd arm) or jumps at 0x90 over
+  // it; the back edge is at 0xa0. The burst starts mid-iteration: that partial path is not counted.
+  Edge burst[] = {{0x90, 0x9c}, {0xa0, 0x80},                  // (partial) ... back
+                  {0x88, 0x98}, {0xa0, 0x80},                  // odd
+                  {0x88, 0x98}, {0xa0, 0x80},                  // odd
+                  {0x90, 0x9c}, {0xa0, 0x80},                  // even
+                  {0x88, 0x98}};                               // (partial) no back edge yet
+  aggregator.add_burst(burst, 9);
+  EXPECT_EQ(aggregator.path_count({0x80, 0x88, 0x98, 0xa0, 0x80}), 2u);
+  EXPECT_EQ(aggregator.path_count({0x80, 0x90, 0x9c, 0xa0, 0x80}), 1u);
+  EXPECT_EQ(aggregator.path_count({0x9c, 0xa0, 0x80}), 0u);
+  // Two back edges in a row: a path of one branch (the body took no forward branch).
+  Edge tight[] = {{0xa0, 0x80}, {0xa0, 0x80}};
+  aggregator.add_burst(tight, 2);
+  EXPECT_EQ(aggregator.path_count({0x80, 0xa0, 0x80}), 1u);
+}
+
 }  // namespace
 }  // namespace whatif::lbr

@@ -170,6 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
     Fixtures, ProgramVariant,
     ::testing::Values(Variant{"fx_gcc_dwarf5", false, 5}, Variant{"fx_gcc_dwarf4", false, 4},
                       Variant{"fx_gcc_dwarf3", false, 3}, Variant{"fx_gcc_nopie", false, 5},
+                      Variant{"fx_gcc_emit_relocs", false, 5},
                       Variant{"fx_gcc_gz", false, 5}, Variant{"fx_gcc_zdebug", false, 5},
                       Variant{"fx_gcc_o2", true, 5},
                       Variant{"fx_gcc_dwarf4_o2", true, 4}, Variant{"fx_gcc_o2_noaranges", true, 5},

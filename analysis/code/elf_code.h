@@ -1,5 +1,6 @@
-// An object's code as the stall analysis reads it from the ELF file: function symbols (name, start,
-// size) and the bytes at a virtual address. Offline (the launcher), one thread.
+// An object's code as the offline analyses read it from the ELF file: function symbols (name, start,
+// size) and the bytes at a virtual address; the stall analysis and the branch flow share it.
+// Offline (the launcher), one thread.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -7,7 +8,7 @@
 
 #include "base/result.h"
 
-namespace whatif::stalls {
+namespace whatif::code {
 
 struct Function {
   std::string name;
@@ -39,4 +40,4 @@ class ElfCode {
   std::string build_id_;
 };
 
-}  // namespace whatif::stalls
+}  // namespace whatif::code

@@ -1,5 +1,5 @@
 // Reads function symbols and executable sections with libelf (see elf_code.h). Offline.
-#include "analysis/stalls/elf_code.h"
+#include "analysis/code/elf_code.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -11,7 +11,7 @@
 
 #include "symbols/elf_file.h"
 
-namespace whatif::stalls {
+namespace whatif::code {
 
 Result<ElfCode> ElfCode::read(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is too old for this ELF version"};
@@ -92,4 +92,4 @@ std::vector<uint8_t> ElfCode::bytes(uint64_t address, uint64_t size) const {
   return {};
 }
 
-}  // namespace whatif::stalls
+}  // namespace whatif::code
