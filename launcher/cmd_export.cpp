@@ -11,12 +11,14 @@
 
 #include "analysis/branches/autofdo_export.h"
 #include "analysis/branches/bolt_export.h"
+#include "analysis/branches/branch_report.h"
 #include "analysis/branches/branches.h"
 #include "analysis/branches/flow.h"
 #include "analysis/code/elf_code.h"
 #include "analysis/counters/pprof.h"
 #include "analysis/profile/profile.h"
 #include "commands.h"
+#include "symbols/symbol_map.h"
 
 namespace whatif::cli {
 namespace {
@@ -36,7 +38,19 @@ int run_pprof(const ExportArgs& args) {
     fmt::print(stderr, "whatif export: {}\n", profile.error());
     return 1;
   }
-  auto message = counters::pprof_profile(*profile);
+  // Branch records (whatif run --lbr), when the profile has them: one sample per taken edge.
+  std::vector<counters::PprofEdge> edges;
+  if (auto branches = analysis::read_branches(args.profile)) {
+    for (const analysis::ObjectBranches& object : branches->objects) {
+      auto map = symbols::SymbolMap::for_file(object.path);
+      symbols::SymbolMap* symbols = map ? map->get() : nullptr;
+      for (const analysis::BranchEdge& edge : object.edges) {
+        edges.push_back({object.path, edge.from, edge.to, analysis::source_location(symbols, edge.from),
+                         analysis::source_location(symbols, edge.to), edge.count});
+      }
+    }
+  }
+  auto message = counters::pprof_profile(*profile, edges);
   if (!message) {
     fmt::print(stderr, "whatif export: {}\n", message.error());
     return 1;
@@ -121,8 +135,8 @@ void register_export(CLI::App& app, Commands& commands) {
       "export", "Write a profile's branch records (whatif run --lbr) for an optimiser, or its counters for pprof");
   command->add_flag("--bolt", args->bolt, "llvm-bolt's branch fdata (llvm-bolt BINARY -data=FILE)");
   command->add_flag("--pprof", args->pprof,
-                    "pprof's profile.proto, gzipped: function counters (whatif run --counters) as sample types, and "
-                    "line samples");
+                    "pprof's profile.proto, gzipped: function counters (whatif run --counters) as sample types, "
+                    "line samples, and taken-branch edges (whatif run --lbr) with the edge as labels");
   command->add_option("-o,--output", args->output, "--pprof: the file to write (default: stdout)");
   command->add_flag("--autofdo", args->autofdo,
                     "AutoFDO's text samples (create_gcov --binary=BINARY --profile=FILE --profiler=text --gcov=OUT)");

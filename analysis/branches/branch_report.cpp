@@ -28,17 +28,7 @@ namespace {
 constexpr std::size_t kEdgesPerFunction = 10;
 constexpr std::size_t kPathsPerFunction = 5;
 
-/// FILE:LINE (file name only) of an address, or 0xADDRESS.
-std::string where(symbols::SymbolMap* map, uint64_t address) {
-  if (map != nullptr) {
-    if (auto info = map->lookup(address); info && info->frames.front().line > 0) {
-      std::string file(info->frames.front().file);
-      auto slash = file.rfind('/');
-      return fmt::format("{}:{}", slash == std::string::npos ? file : file.substr(slash + 1), info->frames.front().line);
-    }
-  }
-  return fmt::format("0x{:x}", address);
-}
+std::string where(symbols::SymbolMap* map, uint64_t address) { return source_location(map, address); }
 
 /// The line alone when `location` is in `file` ("47"), else the whole location.
 std::string short_where(const std::string& location, const std::string& file) {
@@ -80,6 +70,17 @@ void function_text(std::string& text, const ObjectBranches& object, const Functi
 }
 
 }  // namespace
+
+std::string source_location(symbols::SymbolMap* map, uint64_t address) {
+  if (map != nullptr) {
+    if (auto info = map->lookup(address); info && info->frames.front().line > 0) {
+      std::string file(info->frames.front().file);
+      auto slash = file.rfind('/');
+      return fmt::format("{}:{}", slash == std::string::npos ? file : file.substr(slash + 1), info->frames.front().line);
+    }
+  }
+  return fmt::format("0x{:x}", address);
+}
 
 std::string branch_report_text(const BranchProfile& profile, int top) {
   std::string text;

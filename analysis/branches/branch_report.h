@@ -7,7 +7,14 @@
 
 #include "analysis/branches/branches.h"
 
+namespace whatif::symbols {
+class SymbolMap;
+}
+
 namespace whatif::analysis {
+
+/// FILE:LINE (file name only) of `address` in the object `map` describes, or 0xADDRESS (no map, no line).
+std::string source_location(symbols::SymbolMap* map, uint64_t address);
 
 /// How often the branch at `address` was taken when it executed, from the edges and the
 /// fall-through ranges passing it: taken / (taken + not taken), or -1 when it never executed.

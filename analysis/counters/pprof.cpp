@@ -78,10 +78,11 @@ uint64_t rounded(double value) { return value > 0 ? static_cast<uint64_t>(std::l
 
 }  // namespace
 
-Result<std::string> pprof_profile(const analysis::Profile& profile) {
-  if (profile.function_counters.empty() && profile.sample_counts.empty()) {
+Result<std::string> pprof_profile(const analysis::Profile& profile, const std::vector<PprofEdge>& edges) {
+  if (profile.function_counters.empty() && profile.sample_counts.empty() && edges.empty()) {
     return Error{"--pprof: " + profile.path +
-                 " has neither function counters nor line samples: profile with `whatif run --counters CONFIG`"};
+                 " has no function counters, line samples or branch records: profile with `whatif run --counters "
+                 "CONFIG` or `--lbr`"};
   }
   Strings strings;
   std::vector<std::string> comments;
@@ -113,6 +114,8 @@ Result<std::string> pprof_profile(const analysis::Profile& profile) {
   }
   std::size_t samples_index = types.size();
   types.emplace_back("samples", "count");
+  std::size_t branches_index = types.size();
+  if (!edges.empty()) types.emplace_back("taken_branches", "count");
 
   Message out;
   for (const auto& [type, unit] : types) {
@@ -151,6 +154,21 @@ Result<std::string> pprof_profile(const analysis::Profile& profile) {
     sample.message(field::kSampleLabel, message);
   };
 
+  auto text_label = [&](Message& sample, const char* key, const std::string& value) {
+    Message message;
+    message.varint(field::kLabelKey, strings.index(key));
+    message.varint(field::kLabelStr, strings.index(value));
+    sample.message(field::kSampleLabel, message);
+  };
+  /// FILE:LINE -> (file, line), or ("", 0) for anything else (a function name, 0xADDRESS).
+  auto split_line = [](const std::string& name) -> std::pair<std::string, long> {
+    std::size_t colon = name.rfind(':');
+    bool is_line = colon != std::string::npos && colon + 1 < name.size() &&
+                   name.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+    return is_line ? std::pair<std::string, long>{name.substr(0, colon), std::stol(name.substr(colon + 1))}
+                   : std::pair<std::string, long>{"", 0};
+  };
+
   std::map<std::string, std::pair<double, double>> scaled_share;  // event -> (calls counted, calls)
   for (const auto& record : profile.function_counters) {
     std::vector<uint64_t> values(types.size(), 0);
@@ -187,14 +205,23 @@ Result<std::string> pprof_profile(const analysis::Profile& profile) {
   for (const auto& [line, count] : profile.sample_counts) {
     std::vector<uint64_t> values(types.size(), 0);
     values[samples_index] = rounded(count);
-    std::size_t colon = line.rfind(':');
-    bool is_line = colon != std::string::npos && colon + 1 < line.size() &&
-                   line.find_first_not_of("0123456789", colon + 1) == std::string::npos;
-    std::string file = is_line ? line.substr(0, colon) : "";
-    long number = is_line ? std::stol(line.substr(colon + 1)) : 0;
+    auto [file, number] = split_line(line);
     Message sample;
     sample.packed(field::kSampleLocationId, {location_of(line, file, number)});
     sample.packed(field::kSampleValue, values);
+    out.message(field::kSample, sample);
+  }
+  for (const PprofEdge& edge : edges) {
+    std::vector<uint64_t> values(types.size(), 0);
+    values[branches_index] = edge.count;
+    auto [file, number] = split_line(edge.from_line);
+    Message sample;
+    sample.packed(field::kSampleLocationId, {location_of(edge.from_line, file, number)});
+    sample.packed(field::kSampleValue, values);
+    text_label(sample, "to", edge.to_line);
+    label(sample, "from_address", static_cast<long>(edge.from));
+    label(sample, "to_address", static_cast<long>(edge.to));
+    text_label(sample, "object", edge.object);
     out.message(field::kSample, sample);
   }
   for (const Message& location : location_messages) out.message(field::kLocation, location);
@@ -203,7 +230,10 @@ Result<std::string> pprof_profile(const analysis::Profile& profile) {
   std::vector<uint64_t> comment_ids;
   for (const std::string& comment : comments) comment_ids.push_back(strings.index(comment));
   if (!comment_ids.empty()) out.packed(field::kComment, comment_ids);
-  out.varint(field::kDefaultSampleType, strings.index(profile.function_counters.empty() ? "samples" : "cpu_exclusive"));
+  const char* default_type = !profile.function_counters.empty() ? "cpu_exclusive"
+                             : !profile.sample_counts.empty() ? "samples"
+                                                              : "taken_branches";
+  out.varint(field::kDefaultSampleType, strings.index(default_type));
   for (const std::string& text : strings.table()) out.bytes(field::kStringTable, text);
   return out.data();
 }

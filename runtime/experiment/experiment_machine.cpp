@@ -42,6 +42,15 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
       if (settings_.fixed_line) return start(now, -1);
       if (candidate_ >= 0) return start(now, candidate_);
       break;
+    case State::kWarmingUp:
+      if (now >= state_until_ns_) {
+        state_ = State::kRunning;
+        start_ns_ = now;
+        selected_samples_ = 0;
+        total_samples_ = 0;
+        return {Action::Kind::kMeasure, selected_, speedup_};
+      }
+      break;
     case State::kRunning:
       if (!settings_.end_to_end && now - start_ns_ >= length_ns_) {
         state_ = State::kDraining;
@@ -59,9 +68,10 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
 bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weight) {
   allocator_.on_sample(line, weight);
   if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = line;
-  if (state_ != State::kRunning) return false;
-  total_samples_ += weight;
+  if (state_ != State::kRunning && state_ != State::kWarmingUp) return false;
   bool selected = settings_.fixed_line ? fixed_match : line == selected_;
+  if (state_ == State::kWarmingUp) return selected;  // credited, not counted
+  total_samples_ += weight;
   if (selected) selected_samples_ += weight;
   return selected;
 }
@@ -98,7 +108,10 @@ ExperimentMachine::Action ExperimentMachine::start(uint64_t now, int32_t candida
   selected_samples_ = 0;
   total_samples_ = 0;
   start_ns_ = now;
-  state_ = State::kRunning;
+  // One end-to-end experiment measures the whole run: nothing before it to settle.
+  uint64_t warm_up = settings_.end_to_end ? 0 : length_ns_ / kWarmUpDivisor;
+  state_ = warm_up > 0 ? State::kWarmingUp : State::kRunning;
+  state_until_ns_ = now + warm_up;
   return {Action::Kind::kStart, line, speedup_};
 }
 

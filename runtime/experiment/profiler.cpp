@@ -228,6 +228,7 @@ void Profiler::tick(uint64_t now) {
   ExperimentMachine::Action action = machine_.tick(now, draining && drained());
   switch (action.kind) {
     case ExperimentMachine::Action::Kind::kStart: start_experiment(now, action.line, action.speedup); break;
+    case ExperimentMachine::Action::Kind::kMeasure: begin_measuring(now); break;
     case ExperimentMachine::Action::Kind::kBeginDraining: begin_draining(now); break;
     case ExperimentMachine::Action::Kind::kFinish: finish_experiment(now); break;
     case ExperimentMachine::Action::Kind::kNone: break;
@@ -360,6 +361,13 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   delays.delay_size_ns.store(static_cast<uint64_t>(speedup * static_cast<double>(context_.config->sampling_period_ns)),
                              std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kRunning), std::memory_order_release);
+  begin_measuring(now);
+}
+
+void Profiler::begin_measuring(uint64_t now) {
+  delays::GlobalDelays& delays = *context_.delays;
+  global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
   sampled_at_start_ = sampled_counts_;

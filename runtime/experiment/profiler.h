@@ -81,6 +81,9 @@ class Profiler {
   void reap_retired();
   /// Applies a kStart decision: publishes the line and the delay size, reads the points' counts.
   void start_experiment(uint64_t now, int32_t line, double speedup);
+  /// Applies a kMeasure decision (and the start of an experiment without warm-up): the measurement
+  /// window opens, so progress, delay and pauses are read from here.
+  void begin_measuring(uint64_t now);
   /// Publishes the selected line's address ranges so threads credit their own samples in it.
   void publish_selected_ranges(int32_t line);
   void begin_draining(uint64_t now);

@@ -58,11 +58,14 @@ class PerfThreadSampler final : public ThreadSampler {
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
   /// Whether kernel-mode time is sampled on this thread (the second event opened).
   bool samples_kernel() const { return kernel_.is_open(); }
+  /// Kernel-mode samples dropped because the thread was not in a system call (profiler thread).
+  uint64_t outside_system_calls() const { return outside_system_calls_; }
 
  private:
   os::PerfSampler perf_;
   os::PerfSampler kernel_;  // kernel-mode samples, no signal; may stay closed (memory-lock limit)
   bool with_kernel_;
+  uint64_t outside_system_calls_ = 0;
 };
 
 class TimerThreadSampler final : public ThreadSampler {
@@ -84,6 +87,10 @@ class TimerThreadSampler final : public ThreadSampler {
   uintptr_t stack_high_ = 0;
   uint32_t ticks_ = 0;
 };
+
+/// Whether the instruction before `user_ip` is a `syscall`: where a thread in a system call entered the
+/// kernel (read with a fault-safe load; profiler thread).
+bool after_system_call(uint64_t user_ip);
 
 /// kPerfEvent samples user and kernel time (system calls count for the line that made them);
 /// kPerfEventUser only user time (perf_event_paranoid >= 2 without CAP_PERFMON, or WHATIF_SAMPLER=user).

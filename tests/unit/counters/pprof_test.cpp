@@ -85,6 +85,7 @@ struct Decoded {
   struct Sample {
     std::vector<uint64_t> values;
     std::map<std::string, uint64_t> labels;
+    std::map<std::string, std::string> text_labels;
     std::string function;
   };
   std::vector<Sample> samples;
@@ -151,13 +152,16 @@ Decoded decode_profile(const std::string& message) {
         if (f.number == 1) sample.function = function_names[location_function[packed(f.bytes).at(0)]];
         if (f.number == 2) sample.values = packed(f.bytes);
         if (f.number == 3) {
-          std::string key;
+          std::string key, value;
           uint64_t number = 0;
+          bool is_text = false;
           for (const Field& l : decode(f.bytes)) {
             if (l.number == 1) key = text(l.varint);
+            if (l.number == 2) value = text(l.varint), is_text = true;
             if (l.number == 3) number = l.varint;
           }
-          sample.labels[key] = number;
+          if (is_text) sample.text_labels[key] = value;
+          else sample.labels[key] = number;
         }
       }
       out.samples.push_back(sample);
@@ -243,6 +247,26 @@ TEST(Pprof, LineSamplesAreASampleTypeOfTheirOwn) {
   EXPECT_EQ(decoded.value(*line, "samples"), 40u);
   EXPECT_EQ(decoded.value(*line, "calls"), 0u);
   ASSERT_NE(decoded.find("worker", 0), nullptr);
+}
+
+TEST(Pprof, BranchEdgesAreSamplesAtTheBranchLineWithTheEdgeAsLabels) {
+  // #11: `whatif export --pprof` carries the software branch records' edge counts as labels.
+  std::vector<PprofEdge> edges = {{"/bin/p", 0x1140, 0x1120, "loop.c:12", "loop.c:9", 750},
+                                  {"/bin/p", 0x1150, 0x1200, "loop.c:14", "0x1200", 30}};
+  auto message = pprof_profile(parse(kHeader), edges);
+  ASSERT_TRUE(message) << message.error();
+  Decoded decoded = decode_profile(*message);
+  EXPECT_EQ(decoded.default_type, "taken_branches") << "nothing else to show";
+  const auto* back = decoded.find("loop.c:12", 0);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(decoded.value(*back, "taken_branches"), 750u);
+  EXPECT_EQ(back->text_labels.at("to"), "loop.c:9");
+  EXPECT_EQ(back->text_labels.at("object"), "/bin/p");
+  EXPECT_EQ(back->labels.at("from_address"), 0x1140u);
+  EXPECT_EQ(back->labels.at("to_address"), 0x1120u);
+  const auto* out = decoded.find("loop.c:14", 0);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->text_labels.at("to"), "0x1200") << "a target without a line keeps its address";
 }
 
 TEST(Pprof, AProfileWithNothingToExportIsAnErrorNamingTheFix) {

@@ -20,7 +20,10 @@ MachineSettings settings(bool fixed_line = false, std::optional<int> fixed_speed
   return {fixed_line, fixed_speedup, end_to_end, kLength};
 }
 
-/// Runs cool-off and waiting from `now` until an experiment on line 0 starts; returns its action.
+constexpr uint64_t kWarmUp = kLength / kWarmUpDivisor;
+
+/// Runs cool-off and waiting from `now` until an experiment on line 0 starts, then its warm-up;
+/// returns its start action, with `now` where its measurement began.
 ExperimentMachine::Action start_next(ExperimentMachine& machine, uint64_t& now) {
   now += kCoolOffNs;
   EXPECT_EQ(machine.tick(now, false).kind, Kind::kNone);
@@ -28,6 +31,9 @@ ExperimentMachine::Action start_next(ExperimentMachine& machine, uint64_t& now) 
   machine.on_sample(0, true, 1);
   ExperimentMachine::Action action = machine.tick(now, false);
   EXPECT_EQ(action.kind, Kind::kStart);
+  if (machine.state() != State::kWarmingUp) return action;  // end-to-end: measured from the start
+  now += machine.length_ns() / kWarmUpDivisor;
+  EXPECT_EQ(machine.tick(now, false).kind, Kind::kMeasure);
   return action;
 }
 
@@ -50,9 +56,22 @@ TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
   EXPECT_EQ(action.kind, Kind::kStart);
   EXPECT_EQ(action.line, 7) << "the first line sampled while waiting";
   EXPECT_DOUBLE_EQ(action.speedup, 0.5);
-  EXPECT_EQ(machine.state(), State::kRunning);
+  EXPECT_EQ(machine.state(), State::kWarmingUp);
   EXPECT_EQ(machine.selected(), 7);
-  EXPECT_EQ(machine.start_ns(), now);
+
+  // Warm-up: the speedup is in effect (its samples are credited) but nothing is counted yet.
+  EXPECT_TRUE(machine.on_sample(7, false, 5)) << "a warming-up experiment credits its line's samples";
+  EXPECT_FALSE(machine.on_sample(9, false, 1));
+  EXPECT_EQ(machine.selected_samples(), 0u);
+  EXPECT_EQ(machine.total_samples(), 0u);
+  EXPECT_EQ(machine.tick(now + kWarmUp - 1, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.state(), State::kWarmingUp);
+  now += kWarmUp;
+  ExperimentMachine::Action measure = machine.tick(now, false);
+  EXPECT_EQ(measure.kind, Kind::kMeasure) << "the caller snapshots progress and delay now";
+  EXPECT_EQ(measure.line, 7);
+  EXPECT_EQ(machine.state(), State::kRunning);
+  EXPECT_EQ(machine.start_ns(), now) << "the experiment is measured from the end of its warm-up";
   uint64_t start = now;
 
   EXPECT_TRUE(machine.on_sample(7, false, 2));
@@ -118,6 +137,7 @@ TEST(ExperimentMachine, FixedLineStartsWithoutASampleAndSelectsItsMatches) {
   EXPECT_EQ(action.kind, Kind::kStart) << "no candidate needed";
   EXPECT_EQ(action.line, -1);
   EXPECT_DOUBLE_EQ(action.speedup, 0.25);
+  ASSERT_EQ(machine.tick(kCoolOffNs + kWarmUp, false).kind, Kind::kMeasure);
   EXPECT_TRUE(machine.on_sample(4, true, 3));
   EXPECT_TRUE(machine.on_sample(8, true, 1)) << "every line matching --fixed-line is selected";
   EXPECT_FALSE(machine.on_sample(5, false, 1));
@@ -216,6 +236,15 @@ TEST(ExperimentMachine, FinishAdaptsTheLengthToTheVisits) {
   EXPECT_EQ(machine.tick(now + 4 * kLength, false).kind, Kind::kBeginDraining);
   machine.finish(now, Outcome{1000});
   EXPECT_EQ(machine.length_ns(), 2 * kLength);
+}
+
+TEST(ExperimentMachine, AnEndToEndExperimentIsMeasuredFromItsStart) {
+  ExperimentMachine machine(settings(false, 10, /*end_to_end=*/true), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  start_next(machine, now);
+  EXPECT_EQ(machine.state(), State::kRunning) << "one experiment for the whole run: nothing to settle first";
+  EXPECT_EQ(machine.start_ns(), now);
 }
 
 TEST(ExperimentLength, DoublesWhenTheLeastVisitedPointSawTooFew) {
