@@ -2,8 +2,9 @@
 """Overhead of --lbr over the same `whatif run` without it, at several burst intervals (the paper's
 Table 1 varies the sampling interval; here --lbr-every N bursts every N samples of 1 ms CPU time).
 
-Runs are interleaved (A, B1, B2, ... repeated) and each configuration's median wall time is
-reported with its overhead over `whatif run --end-to-end` without --lbr, plus the branch_stats that
+Runs are interleaved (A, B1, B2, ... repeated) and each configuration's median time is reported (the
+program's own run time from the profile's `runtime` record: the launcher's wall time moves in its
+100 ms polling steps) with its overhead over `whatif run --end-to-end` without --lbr, plus the branch_stats that
 break the cost down (breakpoints set, decoded blocks, bursts). Quote /proc/loadavg beside it.
 
 Usage: overhead.py WHATIF BINARY ARGS... [--repeat N]
@@ -27,6 +28,10 @@ def run(whatif, command, extra, profile, env=None):
         for line in f:
             if '"branch_stats"' in line:
                 stats = json.loads(line)
+            elif '"runtime"' in line:
+                record = json.loads(line)
+                if record.get("type") == "runtime" and record.get("elapsed_ns"):
+                    elapsed = record["elapsed_ns"] / 1e9
     return elapsed, stats
 
 
