@@ -143,16 +143,27 @@ void* map_shared_anonymous(std::size_t bytes) {
   return memory == MAP_FAILED ? nullptr : memory;
 }
 
+namespace {
+
+/// Reads the start of a small /proc file into `text` (NUL-terminated); false when it cannot be read.
+template <std::size_t N>
+bool read_proc(const char* path, char (&text)[N]) {
+  int fd = static_cast<int>(invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return false;
+  long n = read_raw(fd, text, N - 1);
+  invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return true;
+}
+
+}  // namespace
+
 bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
-  int fd = static_cast<int>(whatif::os::invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
-  if (fd < 0) return false;
   char text[128];
-  long n = read_raw(fd, text, sizeof(text) - 1);
-  whatif::os::invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
-  if (n <= 0) return false;
-  text[n] = '\0';
+  if (!read_proc(path, text)) return false;
   unsigned long long run = 0, wait = 0;
   if (std::sscanf(text, "%llu %llu", &run, &wait) != 2) return false;
   run_ns = run;
@@ -170,13 +181,8 @@ int usable_cpus() {
 bool process_exited(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;
   char text[512];
-  long n = read_raw(fd, text, sizeof(text) - 1);
-  whatif::os::invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
-  if (n <= 0) return true;
-  text[n] = '\0';
+  if (!read_proc(path, text)) return true;
   // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the state follows the last ')'.
   const char* close_paren = std::strrchr(text, ')');
   if (close_paren == nullptr || close_paren[1] == '\0' || close_paren[2] == '\0') return false;
