@@ -286,6 +286,9 @@ WHATIF_EXPORT long syscall(long number, ...) {
   long a[6];
   for (long& argument : a) argument = va_arg(list, long);  // syscall(3) passes six, as glibc's does
   va_end(list);
+  // Libraries initialised before ours (jemalloc, abseil, glog: syscall(SYS_gettid) in their
+  // constructors) call this before the runtime has started: resolve the original first.
+  real::resolve();
   auto call = [&] { return real::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]); };
   if (number == SYS_futex_waitv) return blocking(call, [](long result) { return result >= 0; });
   if (number != SYS_futex) return call();
