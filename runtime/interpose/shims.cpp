@@ -26,6 +26,7 @@
 #include "libc/guard.h"
 #include "libc/real.h"
 #include "os/fd_guard.h"
+#include "os/log.h"
 #include "os/os.h"
 
 #define WHATIF_EXPORT extern "C" __attribute__((visibility("default")))
@@ -90,10 +91,19 @@ void blocking_until_released(Call&& call) {
   errno = saved_errno;
 }
 
-/// libgomp's original of `name`: resolved at start-up, or now when libgomp came later (dlopen).
+/// libgomp's original of `name`: resolved at start-up, or now when libgomp came later (dlopen). A
+/// provider out of reach (another OpenMP runtime loaded RTLD_LOCAL) ends the program with a message
+/// rather than a jump to address 0.
 template <typename Function>
 Function gomp_original(Function resolved, const char* name) {
-  return resolved != nullptr ? resolved : reinterpret_cast<Function>(real::resolve_late(name, "libgomp.so.1"));
+  if (resolved != nullptr) return resolved;
+  auto found = reinterpret_cast<Function>(real::resolve_late(name, "libgomp.so.1"));
+  if (found == nullptr) {
+    whatif::log::fatal("the program calls OpenMP's GOMP entry points but whatif cannot find the OpenMP runtime that "
+                       "defines them (not libgomp.so.1, or loaded with RTLD_LOCAL): run it without whatif, or with "
+                       "libgomp");
+  }
+  return found;
 }
 
 /// A parallel region's body as every thread of the team runs it: the thread that opened the region
