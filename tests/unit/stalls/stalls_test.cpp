@@ -225,6 +225,7 @@ TEST(StallsTest, ALoadChainWhoseSamplesAllNameOneInstructionRanksTheDCacheFirst)
   EXPECT_EQ(row.culprits.front().instruction, load->address);
   EXPECT_EQ(first_cause(result), Cause::dcache) << render_summary(result);
   EXPECT_GT(cause_high(result, Cause::dcache), 0.8 * result.summary.total_cycles) << render_summary(result);
+  EXPECT_NE(render_annotate(result).find("F is an upper bound"), std::string::npos) << "the listing says why the bound is larger";
 }
 
 TEST(StallsTest, ADependencyChainWithoutALoadIsNeverADCacheStall) {
