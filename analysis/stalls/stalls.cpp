@@ -421,6 +421,10 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
   }
   std::vector<double> block_f(blocks.size(), -1);
   std::vector<Confidence> block_c(blocks.size(), Confidence::low);
+  // Blocks whose estimate is only an upper bound on F: most of its samples sit where a stall has no
+  // bound the code gives (below). F is then the largest frequency the samples allow (every load an
+  // L1 hit); any smaller one fits them as well, with the difference stalled at those instructions.
+  std::vector<bool> upper_bound(blocks.size(), false);
   std::vector<double> relative(n, -1);  // branch-record counts per instruction
   bool from_records = false;
   if (branches != nullptr && !branches->ranges.empty()) {
@@ -461,9 +465,11 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       if (relative[blocks[b].first] > 0) unbounded += block_unbounded[b], total += block_charged[b];
     }
-    if (total > 0 && unbounded * 2 > total) confidence = Confidence::low;
+    bool bound = total > 0 && unbounded * 2 > total;
+    if (bound) confidence = Confidence::low;
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       double count = relative[blocks[b].first];
+      upper_bound[b] = bound && count > 0;
       block_f[b] = scale * count;
       block_c[b] = count >= 20 ? Confidence::high : count > 0 ? Confidence::medium : Confidence::low;
       block_c[b] = std::min(block_c[b], confidence);  // the scale is as good as its own estimate
@@ -533,6 +539,7 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
         auto [u, all] = unbounded[find(b)];
         if (block_f[b] >= 0 && all > 0 && u * 2 > all) {
           block_c[b] = Confidence::low;
+          upper_bound[b] = true;
           continue;
         }
         // A loop of one block whose samples are not of that kind: its whole iteration is the window.
@@ -647,7 +654,16 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
     row.cpi = row.frequency > 0 ? row.charged / row.frequency : 0;
     row.dynamic_stall = row.frequency > 0 && informative(i) ? row.cpi - row.best_case : 0;
     double dyn = row.dynamic_stall;
-    if (dyn > 0.5 && dyn > 0.1 * row.best_case) {
+    std::vector<std::size_t> loads = item.load_producers;  // the loads whose results it awaits, or itself
+    if (item.d.loads) loads.push_back(i);
+    // A load or a load's consumer in a block whose F is only an upper bound: at F its wait looks like
+    // the model's L1 hit (a static stall), but any smaller F fits the samples too, and then the same
+    // samples are a longer wait for the load: a miss. Guilty until proven innocent, the D-cache may
+    // explain every cycle it spends beyond issuing (DCPI: an instruction that consumes a load's result
+    // and stalls long is a D-cache candidate; a dependency chain without a load never is).
+    double missable = upper_bound[item.block] && !loads.empty() && row.frequency > 0 && informative(i) ? row.cpi - row.issue : 0;
+    if ((dyn > 0.5 && dyn > 0.1 * row.best_case) || missable > 0.5) {
+      dyn = std::max(0.0, dyn);
       std::vector<Culprit> candidates;
       // I-cache: a head whose predecessors end in another line, or the first instruction in a new
       // line (or the one after it: skid); ruled out when the program's hot code fits in half the I-cache.
@@ -669,10 +685,8 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       bool capacity = options.hot_code_bytes > model.icache_bytes;
       if ((icache || capacity) && !hot_lines_ok) candidates.push_back({Cause::icache, 0, 0, dyn});
       // D-cache and DTLB: the instruction loads, or consumes a load's result.
-      std::vector<std::size_t> loads = item.load_producers;
-      if (item.d.loads) loads.push_back(i);
       if (!loads.empty()) {
-        candidates.push_back({Cause::dcache, code[loads.front()].address, 0, dyn});
+        candidates.push_back({Cause::dcache, code[loads.front()].address, 0, std::max(dyn, missable)});
         bool stack_only = std::all_of(loads.begin(), loads.end(), [&](std::size_t l) { return code[l].d.local_address; });
         if (!stack_only) candidates.push_back({Cause::dtlb, code[loads.front()].address, 0, std::min(dyn, model.page_walk)});
       }
@@ -693,6 +707,7 @@ ProcedureResult analyse(const ElfCode& code_file, const Function& function, cons
       }
       // Store buffer: a store (its buffer full of earlier stores).
       if (item.d.stores) candidates.push_back({Cause::store_buffer, item.address, 0, dyn});
+      std::erase_if(candidates, [](const Culprit& c) { return c.high <= 0; });  // (dyn clamped at 0: nothing to explain)
       double highs = 0;
       for (const Culprit& c : candidates) highs += c.high;
       for (Culprit& c : candidates) c.low = std::min(c.high, std::max(0.0, dyn - (highs - c.high)));

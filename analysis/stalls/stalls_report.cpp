@@ -101,7 +101,13 @@ std::string render_annotate(const ProcedureResult& p) {
       for (const Culprit& c : row.culprits) {
         if (c.instruction) blamed += fmt::format(" {}:{:x}", cause_letter(c.cause), c.instruction);
       }
-      out += fmt::format("{:>14}{} ... {:.1f}cy dynamic{}\n", "", letters(row), row.dynamic_stall, blamed);
+      // A culprit bound above the stall: the frequency is only an upper bound, and with fewer
+      // executions the same samples are a longer stall (the D-cache rule, docs/stalls.md).
+      double most = 0;
+      for (const Culprit& c : row.culprits) most = std::max(most, c.high);
+      std::string beyond = most > std::max(0.0, row.dynamic_stall) + 0.05
+                               ? fmt::format(" (up to {:.1f}cy: F is an upper bound)", most) : "";
+      out += fmt::format("{:>14}{} ... {:.1f}cy dynamic{}{}\n", "", letters(row), row.dynamic_stall, beyond, blamed);
     }
     std::string executions = row.executions >= 0 ? fmt::format("{:.3g}", row.executions) : fmt::format("F={:.3g}", row.frequency);
     out += fmt::format("{:>12x}  {:<44} {:>8.0f} {:>8.0f} {:>12} {:>4} {:>7.2f} {:>6.2f}  {}\n", row.address,
