@@ -280,7 +280,7 @@ void start() {
     function_counters = new fncounters::FunctionCounters;
     std::vector<std::string> warnings;
     function_counters->start(state.config.counter_functions, state.config.counter_events, warnings,
-                             state.config.counter_cycle, state.config.rdpmc);
+                             state.config.counter_cycle, state.config.rdpmc, state.config.live_patch);
     for (const std::string& message : warnings) {
       log::warning("{}", message);
       state.writer.warning(message);

@@ -267,7 +267,7 @@ int patchable_entry_offset(const uint8_t* entry) {
   return -1;
 }
 
-std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_thread) {
+std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_thread, bool live) {
   g_counters = counters;  // the same object every time
   if (Patched* patched = known(entry)) {
     if (patched->on) return "";
@@ -276,14 +276,14 @@ std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_t
     patched->on = true;
     return "";
   }
-  std::string why = live_stub(entry);
+  std::string why = live ? live_stub(entry) : "live patching is off (WHATIF_COUNTERS_LIVE_PATCH=off)";
   if (why.empty()) {
     os::sync_cores();  // the stub is complete everywhere before any thread can call it
     if (!store_code_byte(entry, kCall)) return "mprotect refused to make its code writable";
     remember(entry, Mode::kLive);
     return "";
   }
-  if (!only_thread) return why;
+  if (!only_thread) return why + "; entries are rewritten whole only at start-up, while the program has one thread";
   if (std::string fallback = startup_patch(entry); !fallback.empty()) return why + "; " + fallback;
   remember(entry, Mode::kStartup);
   return "";

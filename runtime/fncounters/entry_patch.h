@@ -21,9 +21,9 @@ int patchable_entry_offset(const uint8_t* entry);
 
 /// Makes the entry NOPs at `entry` call the trampoline, whose hooks report to `counters`; safe while
 /// other threads run the function. `only_thread`: no other thread runs (start-up), which allows the
-/// fallback that rewrites all five bytes when the live scheme's stub address is taken. Returns ""
-/// or why the entry is not patched.
-std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_thread);
+/// fallback that rewrites all five bytes when the live scheme's stub address is taken (or `live` is
+/// false: WHATIF_COUNTERS_LIVE_PATCH=off). Returns "" or why the entry is not patched.
+std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_thread, bool live);
 /// Puts the NOPs back (safe while threads run): the function is no longer hooked. False for an entry
 /// the start-up fallback patched (it stays patched; its hook finds the function unselected).
 bool unpatch_entry(uintptr_t entry);

@@ -87,8 +87,9 @@ void FunctionCounters::Set::insert(uintptr_t address, uint32_t id) {
 }
 
 void FunctionCounters::start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-                             std::vector<std::string>& warnings, uint32_t cycle, bool rdpmc) {
+                             std::vector<std::string>& warnings, uint32_t cycle, bool rdpmc, bool live_patch) {
   rdpmc_ = rdpmc;
+  live_patch_ = live_patch;
   std::size_t found = publish(ids_for(functions, warnings), warnings);
   if (found > 0) publish_events(events, cycle, warnings);
   // Programs built with -fpatchable-function-entry: the selected functions' entry NOPs become calls
@@ -112,7 +113,7 @@ void FunctionCounters::sync_patches(bool only_thread, std::vector<std::string>& 
   std::vector<uintptr_t> patched = patched_entries();
   for (const auto& [entry, id] : wanted) {
     if (std::binary_search(patched.begin(), patched.end(), entry)) continue;
-    std::string why = patch_entry(entry, this, only_thread);
+    std::string why = patch_entry(entry, this, only_thread, live_patch_);
     if (!why.empty()) {
       warnings.push_back("--counters: the -fpatchable-function-entry entry of " + names_[id] + " is not patched (" +
                          why + "): it is not counted; build with -finstrument-functions instead");

@@ -95,9 +95,11 @@ class FunctionCounters {
   /// Resolves `functions` in the loaded objects and calibrates the hooks' cost, on the initialising
   /// thread. `warnings` receives what the user must know (names not found, events not available).
   /// `cycle`: outermost calls per event set (events with set >= 0 cycle; set -1 always counts);
-  /// `rdpmc`: read events with rdpmc where the kernel allows (false: WHATIF_RDPMC=off).
+  /// `rdpmc`: read events with rdpmc where the kernel allows (false: WHATIF_RDPMC=off);
+  /// `live_patch`: patch -fpatchable-function-entry entries by their first byte, also at reloads
+  /// (false: WHATIF_COUNTERS_LIVE_PATCH=off, all five bytes at start-up only).
   void start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-             std::vector<std::string>& warnings, uint32_t cycle = 10, bool rdpmc = true);
+             std::vector<std::string>& warnings, uint32_t cycle = 10, bool rdpmc = true, bool live_patch = true);
   bool any() const { return set_.load(std::memory_order_acquire) != nullptr; }
 
   /// `whatif ctl PID reload`: replaces the selected functions with `functions` and the events with
@@ -182,6 +184,7 @@ class FunctionCounters {
   std::array<std::atomic<int>, kMaxEvents> unavailable_{};  // errno of the first failed open, 0 = fine
   std::array<std::atomic<bool>, kMaxEvents> reported_{};
   bool rdpmc_ = true;
+  bool live_patch_ = true;
   /// How the first thread to open each event reads it: 0 unknown, 1 rdpmc, 2 read(2) (why: read_reason_).
   std::array<std::atomic<int>, kMaxEvents> read_mode_{};
   std::array<std::string, kMaxEvents> read_reason_;  // written before read_mode_'s release store

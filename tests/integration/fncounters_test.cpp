@@ -137,11 +137,11 @@ bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono:
 /// at its pause, waits for the runtime's `swapped` warning, lets it finish; `profile` gets the result.
 void run_with_reload(const std::string& dir, const std::string& build, const std::string& first,
                      const std::string& second, const std::string& swapped, Profile& profile,
-                     const Environment& ctl_env = {}) {
+                     const Environment& ctl_env = {}, const Environment& run_env = {}) {
   std::filesystem::remove(dir + "/pid");
   std::filesystem::remove(dir + "/go");
   std::string out = dir + "/" + build + ".jsonl";
-  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program(build), "reload", dir}, {}, dir);
+  Child child({kLauncher, "run", "--counters", first, "-o", out, "---", program(build), "reload", dir}, run_env, dir);
   ASSERT_TRUE(eventually([&] { return !read_file(dir + "/pid").empty(); })) << "the program never reached its pause";
   std::string pid = read_file(dir + "/pid");
   pid.erase(pid.find_last_not_of("\n") + 1);
@@ -432,6 +432,30 @@ TEST_F(Integration, CountersPatchAnEntrySelectedOnlyByAReload) {
     EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
     EXPECT_EQ(calls["parent"], 4u) << "patched by the reload: every call after it";
     for (const std::string& warning : profile.warnings) EXPECT_EQ(warning.find("is not patched"), std::string::npos) << warning;
+  }
+}
+
+TEST_F(Integration, CountersSayAnEntryTheStartUpFallbackCannotPatchAtAReload) {
+  // The fallback of programs where the live scheme's stub address is taken (non-PIE programs), forced:
+  // entries selected at start-up are patched whole while the program has one thread; one selected
+  // only by a reload cannot be, and the profile says why.
+  for (const char* build : {"fncounters_patchable", "fncounters_patchable_cet"}) {
+    SCOPED_TRACE(build);
+    Profile profile;
+    run_with_reload(dir_, build, write_config(path("first.conf"), "function leaf\n"),
+                    write_config(path("second.conf"), "function leaf\nfunction parent\n"),
+                    "--counters reload: now counting 2 of the 2", profile, {},
+                    {{"WHATIF_COUNTERS_LIVE_PATCH", "off"}});
+    std::map<std::string, uint64_t> calls;
+    for (const Counters& record : profile.function_counters) calls[record.function] += record.calls;
+    EXPECT_EQ(calls["leaf"], 14u) << "patched at start-up: counted before and after the reload (5 + 5 + 4 in parent)";
+    EXPECT_EQ(calls["parent"], 0u) << "its entry could not be patched";
+    bool said = false;
+    for (const std::string& warning : profile.warnings) {
+      said = said || (warning.find("entry of parent is not patched (live patching is off") != std::string::npos &&
+                      warning.find("only at start-up") != std::string::npos);
+    }
+    EXPECT_TRUE(said);
   }
 }
 
