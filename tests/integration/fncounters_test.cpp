@@ -510,21 +510,24 @@ TEST_F(Integration, CountersPatchAndUnpatchEntriesWhileAThreadRunsThem) {
 }
 
 TEST_F(Integration, CountersFollowAnExceptionThroughAPatchedFunction) {
-  // selected() and outer() are patched; exceptions thrown below selected() are caught in outer() and
-  // in main(). The program must run to its end, and every call count as one call with its time.
-  std::string config = write_config(path("throw.conf"), "function selected\nfunction outer\n");
+  // selected(), outer() and relay() are patched; exceptions thrown below selected() are caught in
+  // outer() and in main(), and relay() catches and rethrows them (`throw;`). The program must run to
+  // its end, and every call count as one call with its time.
+  std::string config = write_config(path("throw.conf"), "function selected\nfunction outer\nfunction relay\n");
   std::string out = path("throw.jsonl");
   Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters_throw")}, {}, dir_);
   Exit e = child.wait();
   ASSERT_EQ(e.status, 0) << e;
-  EXPECT_NE(e.out.find("caught 10 in outer, 1 in main"), std::string::npos) << e;
+  EXPECT_NE(e.out.find("caught 10 in outer, 1 in main, 2 relayed"), std::string::npos) << e;
   Profile profile = load_profile(out);
   std::map<std::string, Counters> functions;
   for (const Counters& record : profile.function_counters) functions[record.function] = record;
-  EXPECT_EQ(functions["selected"].calls, 21u) << "10 returns and 11 exits by exception";
+  EXPECT_EQ(functions["selected"].calls, 25u) << "12 returns and 13 exits by exception";
   EXPECT_EQ(functions["outer"].calls, 2u);
-  EXPECT_GE(functions["selected"].inclusive_ns / 21, 0.9e6) << "each call's 1 ms, thrown or not";
+  EXPECT_EQ(functions["relay"].calls, 4u) << "2 returns and 2 exits by a rethrow";
+  EXPECT_GE(functions["selected"].inclusive_ns / 25, 0.9e6) << "each call's 1 ms, thrown or not";
   EXPECT_GE(functions["outer"].inclusive_ns - functions["outer"].exclusive_ns, 20 * 0.9e6) << "selected's time excluded";
+  EXPECT_GE(functions["relay"].inclusive_ns / 4, 0.9e6) << "relay's calls hold selected's";
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // outer() (selected) calls selected(i) (selected) ten times in a try; selected spins 1 ms of thread
 // CPU time and calls thrower(i), which throws for even i; outer catches. main calls outer twice and
 // also throws through selected from main's own try. Exit 0 when every exception was caught where
-// expected: 10 caught in outer, 1 in main.
+// expected: 10 caught in outer, 1 in main. relay(i) (selected) catches what selected(i) throws and
+// rethrows it (`throw;`) to main, four times: 2 relayed.
 #include <cstdio>
 #include <ctime>
 #include <stdexcept>
@@ -41,6 +42,14 @@ __attribute__((noinline)) int outer() {
   return caught;
 }
 
+__attribute__((noinline)) int relay(int i) {
+  try {
+    return selected(i);
+  } catch (...) {
+    throw;
+  }
+}
+
 int main() {
   int caught = outer() + outer();
   int in_main = 0;
@@ -49,6 +58,14 @@ int main() {
   } catch (const std::exception&) {
     in_main = 1;
   }
-  std::printf("caught %d in outer, %d in main\n", caught, in_main);
-  return caught == 10 && in_main == 1 ? 0 : 1;
+  int relayed = 0;
+  for (int i = 0; i < 4; ++i) {
+    try {
+      relay(i);
+    } catch (const std::runtime_error&) {
+      ++relayed;
+    }
+  }
+  std::printf("caught %d in outer, %d in main, %d relayed\n", caught, in_main, relayed);
+  return caught == 10 && in_main == 1 && relayed == 2 ? 0 : 1;
 }
