@@ -238,6 +238,7 @@ WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
 }
 WHATIF_EXPORT void pthread_exit(void* result) {
   waking([] { return 0; });  // table 1: a joiner may wake; retire_thread runs at thread exit
+  facade::before_unwind();    // glibc unwinds the thread's frames (cleanup handlers) past --counters' hijacks
   real::pthread_exit(result);
   __builtin_unreachable();
 }

@@ -530,5 +530,16 @@ TEST_F(Integration, CountersFollowAnExceptionThroughAPatchedFunction) {
   EXPECT_GE(functions["relay"].inclusive_ns / 4, 0.9e6) << "relay's calls hold selected's";
 }
 
+TEST_F(Integration, CountersLetPthreadExitUnwindThroughAPatchedFunction) {
+  // quit() is patched and calls pthread_exit: glibc unwinds the thread to run the cleanup handler its
+  // body pushed, which it cannot find past a hijacked return address.
+  std::string config = write_config(path("pexit.conf"), "function quit\n");
+  Child child({kLauncher, "run", "--counters", config, "-o", path("pexit.jsonl"), "---", program("fncounters_pexit")},
+              {}, dir_);
+  Exit e = child.wait();
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("cleanup ran\njoined"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace itest
