@@ -1,7 +1,8 @@
 // -fpatchable-function-entry patching (initialising thread at start-up, profiler thread at reloads,
 // while application threads run) and the trampolines (application threads, entered from a patched
 // function's first instruction; they save every register the C hooks may clobber, so the function
-// body runs as if nothing happened).
+// body runs as if nothing happened), and what C++ exceptions and pthread_exit need to unwind past a
+// hijacked return (the throwing or exiting thread, from the interposed unwinder entries).
 #include "fncounters/entry_patch.h"
 
 #include <sys/mman.h>
@@ -268,7 +269,9 @@ int patchable_entry_offset(const uint8_t* entry) {
 }
 
 std::string patch_entry(uintptr_t entry, FunctionCounters* counters, bool only_thread, bool live) {
-  g_counters = counters;  // the same object every time
+  // The same object every time; written before the first entry calls the trampoline (the code
+  // byte's release store and the core sync publish it).
+  if (g_counters == nullptr) g_counters = counters;
   if (Patched* patched = known(entry)) {
     if (patched->on) return "";
     // Unpatched by an earlier reload: its stub is still in place.
