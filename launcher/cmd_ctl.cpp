@@ -1,6 +1,7 @@
-// `whatif ctl PID reload CONFIG`: changes the functions a program run with --counters counts, while
-// it runs. Writes the new list where the runtime looks (os::counters_reload_path) and sends the
-// reload signal; the program's profiler thread swaps the set. Launcher process, one thread.
+// `whatif ctl PID reload CONFIG`: changes the functions and events a program run with --counters
+// counts, while it runs. Resolves CONFIG's events, writes the new configuration where the runtime
+// looks (os::counters_reload_path) and sends the reload signal; the program's profiler thread swaps
+// both. Launcher process, one thread.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -30,9 +31,10 @@ int run_ctl(const CtlOptions& options) {
     std::fprintf(stderr, "whatif ctl: %s\n", config.error().c_str());
     return 2;
   }
-  if (!config->events.empty()) {
-    std::fprintf(stderr, "whatif ctl: note: reload changes the functions only; the events stay those the run "
-                         "started with\n");
+  std::vector<CounterEventOption> events;
+  if (std::string error = resolve_counter_events(*config, options.config, events); !error.empty()) {
+    std::fprintf(stderr, "whatif ctl: %s\n", error.c_str());
+    return 2;
   }
   if (::kill(options.pid, 0) != 0) {
     std::fprintf(stderr, "whatif ctl: process %d: %s: give the pid of a program run with `whatif run --counters`\n",
@@ -43,7 +45,12 @@ int run_ctl(const CtlOptions& options) {
   std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
-    for (const std::string& function : config->functions) out << function << '\n';
+    for (const std::string& function : config->functions) out << "function " << function << '\n';
+    for (const CounterEventOption& event : events) {
+      out << "event " << (event.set < 0 ? std::string("*") : std::to_string(event.set)) << ' '
+          << encode_counter_event(event) << '\n';
+    }
+    out << "cycle " << config->cycle << '\n';
     if (!out) {
       std::fprintf(stderr, "whatif ctl: cannot write %s: check /tmp is writable\n", temporary.c_str());
       return 2;
@@ -67,7 +74,7 @@ int run_ctl(const CtlOptions& options) {
 void register_ctl(CLI::App& app, Commands& commands) {
   auto options = std::make_shared<CtlOptions>();
   CLI::App* command = app.add_subcommand(
-      "ctl", "Control a running program: `whatif ctl PID reload CONFIG` changes the functions --counters counts "
+      "ctl", "Control a running program: `whatif ctl PID reload CONFIG` changes the functions and events --counters counts "
              "(the program must run with --counters; signal SIGRTMIN+5)");
   command->add_option("pid", options->pid, "The profiled program's process id")->required();
   command->add_option("action", options->action, "reload")->required()->check(CLI::IsMember({"reload"}));

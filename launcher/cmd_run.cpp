@@ -193,6 +193,37 @@ void forward_signal(int sig) {
   if (g_child_pid > 0) ::kill(g_child_pid, sig);
 }
 
+}  // namespace
+
+std::string resolve_counter_events(const counters::FunctionConfig& config, const std::string& file,
+                                   std::vector<CounterEventOption>& events) {
+  std::vector<std::string> forced = counters::forced_unavailable_events();
+  std::map<std::string, os::EventEncoding> resolved;
+  auto resolve = [&](const std::string& name) -> std::string {
+    if (resolved.count(name)) return "";
+    auto event = counters::resolve_event(name);
+    if (!event) return "--counters " + file + ": " + event.error();
+    resolved[name] = event->encoding;
+    return "";
+  };
+  for (const std::string& name : config.events) {
+    if (std::string error = resolve(name); !error.empty()) return error;
+  }
+  for (const auto& set : config.event_sets) {
+    for (const std::string& name : set) {
+      if (std::string error = resolve(name); !error.empty()) return error;
+    }
+  }
+  auto hardware = [&](const std::string& name) { return counters::needs_pmu_counter(resolved.at(name)); };
+  for (const counters::EventPlacement& placed : counters::place_events(config, hardware)) {
+    events.push_back(
+        {placed.name, resolved.at(placed.name), counters::is_forced_unavailable(placed.name, forced), placed.set});
+  }
+  return "";
+}
+
+namespace {
+
 /// --counters CONFIG: reads the file and resolves its events (libpfm4) for the runtime. False after
 /// telling the user what is wrong.
 bool resolve_counters(RunOptions& options) {
@@ -202,34 +233,14 @@ bool resolve_counters(RunOptions& options) {
     return false;
   }
   options.counter_functions = config->functions;
-  std::vector<std::string> forced = counters::forced_unavailable_events();
-  std::map<std::string, os::EventEncoding> resolved;
-  auto resolve = [&](const std::string& name) -> bool {
-    if (resolved.count(name)) return true;
-    auto event = counters::resolve_event(name);
-    if (!event) {
-      fail("--counters " + options.counters + ": " + event.error());
-      return false;
-    }
-    resolved[name] = event->encoding;
-    return true;
-  };
-  for (const std::string& name : config->events) {
-    if (!resolve(name)) return false;
-  }
-  for (const auto& set : config->event_sets) {
-    for (const std::string& name : set) {
-      if (!resolve(name)) return false;
-    }
-  }
-  auto hardware = [&](const std::string& name) { return counters::needs_pmu_counter(resolved.at(name)); };
-  for (const counters::EventPlacement& placed : counters::place_events(*config, hardware)) {
-    options.counter_events.push_back(
-        {placed.name, resolved.at(placed.name), counters::is_forced_unavailable(placed.name, forced), placed.set});
+  if (std::string error = resolve_counter_events(*config, options.counters, options.counter_events); !error.empty()) {
+    fail(error);
+    return false;
   }
   options.counter_cycle = config->cycle;
   options.counter_interval_ms = config->interval_ms;
   // CPI and utilisation over time (Gregg's first questions): the process's task-clock, instructions and cycles.
+  std::vector<std::string> forced = counters::forced_unavailable_events();
   for (const char* name : {"task-clock", "instructions", "cycles"}) {
     auto event = counters::resolve_event(name);
     if (!event) continue;  // libpfm4 knows these three on every machine; nothing to count otherwise

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "run_options.h"
+
 namespace CLI { class App; }
+namespace whatif::counters { struct FunctionConfig; }
 
 namespace whatif::cli {
 
@@ -17,6 +20,11 @@ struct Commands {
   bool program_given = false;
   std::string separator;  ///< as typed; part of the program's argv when the program came before it
 };
+
+/// Resolves a --counters configuration's events with libpfm4 and places them in event sets
+/// (`whatif run --counters` and `whatif ctl PID reload`). Returns an error naming `file`, or "".
+std::string resolve_counter_events(const counters::FunctionConfig& config, const std::string& file,
+                                   std::vector<CounterEventOption>& events);
 
 void register_commands(CLI::App& app, Commands& commands);
 void register_run(CLI::App& app, Commands& commands);

@@ -220,11 +220,13 @@ std::string render_function_counters(const analysis::Profile& profile) {
   out += render_table(by_function, events, unavailable, false);
   out += "\nPer thread (pid/tid):\n\n";
   out += render_table(by_thread, events, unavailable, true);
-  // Events that counted in only some calls (event sets cycled by call count): their share.
+  // Events that counted in only some calls (event sets cycled by call count, or events a reload
+  // added or dropped): their share.
   for (const auto& [name, row] : functions) {
     for (const auto& [event, sum] : row.events) {
       if (sum.measured < static_cast<double>(row.calls) && sum.measured > 0) {
-        out += fmt::format("\n* {} in {}: counted in {:.0f} of {} calls (event sets cycle by call count); per call = "
+        out += fmt::format("\n* {} in {}: counted in {:.0f} of {} calls (event sets cycle by call count, or a reload changed the "
+                           "events); per call = "
                            "count / calls counted",
                            event, name, sum.measured, row.calls);
       }

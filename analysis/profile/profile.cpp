@@ -182,7 +182,8 @@ void read_function_counters(const json& record, Profile& profile) {
   if (auto events = record.find(f::events); events != record.end() && events->is_object()) {
     for (auto& [name, pair] : events->items()) {
       if (!pair.is_array() || pair.size() < 2 || !pair[0].is_number() || !pair[1].is_number()) continue;
-      // A third number where event sets cycle by call count: the calls in which it counted.
+      // A third number where the event counted in some calls only (event sets cycled by call count,
+      // or a reload added or dropped it): the calls in which it counted.
       double measured = pair.size() >= 3 && pair[2].is_number() ? pair[2].get<double>() : -1;
       entry.events.push_back({name, pair[0].get<double>(), pair[1].get<double>(), measured});
     }

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -479,27 +481,51 @@ void Profiler::write_samples(uint64_t now) {
 }
 
 void Profiler::reload_function_counters() {
+  // The file `whatif ctl` wrote (by rename): `function NAME`, `event SET ENCODING` (SET: * or the
+  // set's number; ENCODING as in WHATIF_COUNTER_EVENTS) and `cycle N` lines.
   std::string path = os::counters_reload_path(getpid());
   std::string text = os::read_text(path.c_str(), 1 << 20);
   std::vector<std::string> names;
+  std::vector<fncounters::EventSpec> events;
+  uint32_t cycle = context_.config->counter_cycle;
+  std::vector<std::string> warnings;
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    if (end > start) names.push_back(text.substr(start, end - start));
+    std::string line = text.substr(start, end - start);
     start = end + 1;
+    std::size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    std::string keyword = line.substr(0, space), value = line.substr(space + 1);
+    if (keyword == "function") {
+      names.push_back(value);
+    } else if (keyword == "cycle") {
+      cycle = static_cast<uint32_t>(std::strtoul(value.c_str(), nullptr, 10));
+    } else if (keyword == "event") {
+      std::size_t gap = value.find(' ');
+      auto event = gap == std::string::npos ? std::nullopt : config::parse_counter_event(value.substr(gap + 1));
+      if (!event) {
+        warnings.push_back("--counters reload: malformed event line '" + line + "' in " + path + "; it is ignored");
+        continue;
+      }
+      std::string set = value.substr(0, gap);
+      event->set = set == "*" ? -1 : static_cast<int>(std::strtol(set.c_str(), nullptr, 10));
+      events.push_back(*event);
+    }
   }
   if (names.empty()) {
     warn("--counters reload: " + path + " is missing or names no function; the selection is unchanged (use `whatif "
          "ctl PID reload CONFIG`)");
     return;
   }
-  std::vector<std::string> warnings;
-  std::size_t found = context_.function_counters->reload(names, warnings);
+  std::size_t found = context_.function_counters->reload(names, events, cycle, warnings);
   for (const std::string& message : warnings) warn(message);
   // A record the user (and `whatif ctl`'s tests) can see the swap in.
+  std::string counted;
+  for (const fncounters::EventSpec& event : events) counted += (counted.empty() ? "" : ", ") + event.name;
   warn("--counters reload: now counting " + std::to_string(found) + " of the " + std::to_string(names.size()) +
-       " functions named");
+       " functions named, with events: " + (counted.empty() ? std::string("none (time only)") : counted));
 }
 
 void Profiler::write_function_counters(uint64_t now) {
@@ -515,7 +541,8 @@ void Profiler::write_function_counters(uint64_t now) {
     record.inclusive_ns = totals.inclusive[0];
     record.exclusive_ns = totals.exclusive[0];
     for (std::size_t e = 0; e < events.size(); ++e) {
-      int64_t measured = events[e].set >= 0 ? static_cast<int64_t>(totals.measured[e]) : -1;
+      // Cycled, or counted under some of the run's configurations only: the calls it counted in.
+      int64_t measured = counters->counted_in_every_call(e) ? -1 : static_cast<int64_t>(totals.measured[e]);
       record.events.push_back({events[e].name, totals.inclusive[e + 1], totals.exclusive[e + 1], measured});
     }
     context_.writer->counters(record, now - context_.start_ns);

@@ -23,6 +23,7 @@
 #include "delays/delays.h"
 #include "experiment/child_forwarder.h"
 #include "experiment/profiler.h"
+#include "fncounters/entry_patch.h"
 #include "fncounters/function_counters.h"
 #include "fncounters/process_counters.h"
 #include "libc/guard.h"
@@ -279,7 +280,7 @@ void start() {
     function_counters = new fncounters::FunctionCounters;
     std::vector<std::string> warnings;
     function_counters->start(state.config.counter_functions, state.config.counter_events, warnings,
-                             state.config.counter_cycle, state.config.rdpmc);
+                             state.config.counter_cycle, state.config.rdpmc, state.config.live_patch);
     for (const std::string& message : warnings) {
       log::warning("{}", message);
       state.writer.warning(message);
@@ -389,6 +390,10 @@ void function_exit(const void* function) {
     counters->exit(function);
   }
 }
+
+void before_unwind() { fncounters::restore_returns_for_unwind(); }
+
+void exception_caught(uintptr_t handler_sp) { fncounters::rehook_after_catch(handler_sp); }
 
 namespace {
 struct StartArguments {

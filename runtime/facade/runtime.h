@@ -20,6 +20,12 @@ bool active();
 /// Nothing before start-up or without --counters; an unselected function costs one set lookup.
 void function_enter(const void* function);
 void function_exit(const void* function);
+/// The unwinder is about to walk this thread's stack for an exception (--counters' patched entries
+/// put their real return addresses back).
+void before_unwind();
+/// A catch handler whose stack pointer is `handler_sp` caught an exception (patched functions it left
+/// are counted as exited).
+void exception_caught(uintptr_t handler_sp);
 
 /// pthread_create through the runtime: the child registers itself, inherits its parent's delay
 /// clock and starts sampling before running `routine`.

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "fncounters/entry_patch.h"
+#include "os/memory.h"
 #include "os/os.h"
 #include "symbols/function_index.h"
 #include "symbols/interner.h"
@@ -86,32 +87,86 @@ void FunctionCounters::Set::insert(uintptr_t address, uint32_t id) {
 }
 
 void FunctionCounters::start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-                             std::vector<std::string>& warnings, uint32_t cycle, bool rdpmc) {
-  cycle_ = cycle == 0 ? 1 : cycle;
+                             std::vector<std::string>& warnings, uint32_t cycle, bool rdpmc, bool live_patch) {
   rdpmc_ = rdpmc;
-  for (const EventSpec& event : events) {
-    if (events_.size() == kMaxEvents) {
-      warnings.push_back("--counters: more than " + std::to_string(kMaxEvents) + " events; ignoring " + event.name +
-                         " (name at most " + std::to_string(kMaxEvents) + " per run)");
-      continue;
-    }
-    events_.push_back(event);
-    set_count_ = std::max(set_count_, event.set + 1);
-  }
-  if (publish(ids_for(functions, warnings), warnings) > 0) calibrate();
-  cycling_ = set_count_ > 1;
+  live_patch_ = live_patch;
+  std::size_t found = publish(ids_for(functions, warnings), warnings);
+  if (found > 0) publish_events(events, cycle, warnings);
   // Programs built with -fpatchable-function-entry: the selected functions' entry NOPs become calls
-  // to the trampoline now, while this is the only thread; unselected ones keep their NOPs.
-  std::vector<uintptr_t> entries;
+  // to the trampoline; unselected ones keep their NOPs.
+  int threads = os::thread_count();
+  sync_patches(threads == 1, warnings);
+}
+
+void FunctionCounters::sync_patches(bool only_thread, std::vector<std::string>& warnings) {
+  std::vector<std::pair<uintptr_t, uint32_t>> wanted;  // (entry NOPs, function id)
   for (const auto& [address, id] : resolved_) {
     if (id == kCalibrationId) continue;
     if (int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address)); offset >= 0) {
-      entries.push_back(address + static_cast<uintptr_t>(offset));
+      wanted.emplace_back(address + static_cast<uintptr_t>(offset), id);
     }
   }
-  std::sort(entries.begin(), entries.end());
-  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
-  if (!entries.empty() && patch_entries(entries, this, warnings) > 0) patched_ = entries;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end(),
+                           [](const auto& a, const auto& b) { return a.first == b.first; }),
+               wanted.end());
+  std::vector<uintptr_t> patched = patched_entries();
+  for (const auto& [entry, id] : wanted) {
+    if (std::binary_search(patched.begin(), patched.end(), entry)) continue;
+    std::string why = patch_entry(entry, this, only_thread, live_patch_);
+    if (!why.empty()) {
+      warnings.push_back("--counters: the -fpatchable-function-entry entry of " + names_[id] + " is not patched (" +
+                         why + "): it is not counted; build with -finstrument-functions instead");
+    }
+  }
+  // Functions no longer selected get their NOPs back (a start-up fallback entry stays patched: its
+  // hook finds the function unselected and returns).
+  for (uintptr_t entry : patched) {
+    auto it = std::lower_bound(wanted.begin(), wanted.end(), std::make_pair(entry, uint32_t{0}));
+    if (it == wanted.end() || it->first != entry) unpatch_entry(entry);
+  }
+}
+
+void FunctionCounters::publish_events(const std::vector<EventSpec>& events, uint32_t cycle,
+                                      std::vector<std::string>& warnings) {
+  auto config = std::make_unique<EventConfig>();
+  config->set.fill(-1);
+  config->cycle = cycle == 0 ? 1 : cycle;
+  for (const EventSpec& event : events) {
+    // An event the run counted before keeps its index (and its totals); a new one is appended.
+    std::size_t e = 0;
+    while (e < event_count_ && !(specs_[e].name == event.name && specs_[e].encoding.type == event.encoding.type &&
+                                 specs_[e].encoding.config == event.encoding.config &&
+                                 specs_[e].encoding.config1 == event.encoding.config1 &&
+                                 specs_[e].encoding.config2 == event.encoding.config2)) {
+      ++e;
+    }
+    if (e == event_count_) {
+      if (event_count_ == kMaxEvents) {
+        warnings.push_back("--counters: more than " + std::to_string(kMaxEvents) + " events in this run; ignoring " +
+                           event.name + " (name at most " + std::to_string(kMaxEvents) +
+                           " distinct events over the start and every reload)");
+        continue;
+      }
+      specs_[event_count_++] = event;
+      // Counted from a reload on: only in the calls after it.
+      if (config_.load(std::memory_order_relaxed) != nullptr) partial_[e] = true;
+    }
+    config->active[e] = true;
+    config->set[e] = event.set;
+    if (event.set >= 0) partial_[e] = true;
+    config->set_count = std::max(config->set_count, event.set + 1);
+  }
+  config->count = event_count_;
+  if (const EventConfig* previous = config_.load(std::memory_order_relaxed)) {
+    for (std::size_t e = 0; e < previous->count; ++e) {
+      if (previous->active[e] && !config->active[e]) partial_[e] = true;  // dropped: counted until now only
+    }
+  }
+  calibrate(*config);
+  config->cycling = config->set_count > 1;
+  config_.store(config.get(), std::memory_order_release);  // pairs with adopt()'s acquire
+  configs_.push_back(std::move(config));  // the old ones stay: threads may count with them until their next call
 }
 
 std::vector<uint32_t> FunctionCounters::ids_for(const std::vector<std::string>& functions,
@@ -161,9 +216,7 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
   }
   // A patched entry after an endbr64 reports the NOPs' address: it names the function too.
   for (std::size_t i = 0, n = addresses.size(); i < n; ++i) {
-    uintptr_t nops = addresses[i].first + 4;
-    if (patchable_entry_offset(reinterpret_cast<const uint8_t*>(addresses[i].first)) == 4 ||
-        std::binary_search(patched_.begin(), patched_.end(), nops)) {  // patched already: no NOPs left to see
+    if (patchable_entry_offset(reinterpret_cast<const uint8_t*>(addresses[i].first)) == 4) {
       addresses.emplace_back(addresses[i].first + 4, addresses[i].second);
     }
   }
@@ -176,28 +229,20 @@ std::size_t FunctionCounters::publish(const std::vector<uint32_t>& ids, std::vec
   set->mask = capacity - 1;
   for (const auto& [address, id] : addresses) set->insert(address, id);
   resolved_ = addresses;
-  if (set_.load(std::memory_order_relaxed) != nullptr) {
-    for (const auto& [address, id] : addresses) {
-      if (id == kCalibrationId) continue;
-      int offset = patchable_entry_offset(reinterpret_cast<const uint8_t*>(address));
-      if (offset < 0 || std::binary_search(patched_.begin(), patched_.end(), address + static_cast<uintptr_t>(offset))) {
-        continue;
-      }
-      {
-        warnings.push_back("--counters reload: " + names_[id] + " has a -fpatchable-function-entry entry that was not "
-                           "patched at start-up (entries are rewritten only then): it is not counted; select it in "
-                           "the configuration the run starts with");
-      }
-    }
-  }
   if (found_count == 0 && set_.load(std::memory_order_relaxed) == nullptr) return 0;  // nothing to count at start
   set_.store(set.get(), std::memory_order_release);  // pairs with find()'s acquire
   sets_.push_back(std::move(set));  // the old sets stay: a hook may still be probing one
   return found_count;
 }
 
-std::size_t FunctionCounters::reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings) {
-  return publish(ids_for(functions, warnings), warnings);
+std::size_t FunctionCounters::reload(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
+                                     uint32_t cycle, std::vector<std::string>& warnings) {
+  std::size_t found = publish(ids_for(functions, warnings), warnings);
+  publish_events(events, cycle, warnings);
+  // Patched after the set that selects them is published (their hook finds them at once), and
+  // unpatched after the set that drops them (their hook already ignores them).
+  sync_patches(/*only_thread=*/false, warnings);
+  return found;
 }
 
 bool FunctionCounters::take_reload_request() { return reload_flag().exchange(false, std::memory_order_acq_rel); }
@@ -217,36 +262,54 @@ ThreadCounters* FunctionCounters::create_thread_counters(bool registered) {
   auto* thread = new ThreadCounters;  // the thread's one allocation, on its first selected call
   thread->tid = os::gettid();
   thread->fds.fill(-1);
-  for (std::size_t e = 0; e < events_.size(); ++e) {
-    int result = -ENOENT;
-    if (!events_[e].forced_unavailable) {
-      // Cycled sets: only set 0 counts at first; the others wait, disabled, for their turn.
-      os::CountingEvent::Options options;
-      options.start_disabled = !counts_in(e, 0);
-      result = thread->events[e].open(events_[e].encoding, 0, -1, options);
-      if (result == 0) {
-        thread->fds[e] = thread->events[e].fd();
-        std::string why_not = rdpmc_ ? thread->events[e].map_user_page() : "disabled by WHATIF_RDPMC=off";
-        thread->rdpmc[e] = why_not.empty();
-        int unknown = 0;
-        if (read_mode_[e].compare_exchange_strong(unknown, 3, std::memory_order_acq_rel)) {
-          read_reason_[e] = why_not;  // this thread alone writes it (3: being written)
-          read_mode_[e].store(why_not.empty() ? 1 : 2, std::memory_order_release);
-        }
-      }
-    }
-    if (result != 0) {
-      int expected = 0;
-      unavailable_[e].compare_exchange_strong(expected, -result, std::memory_order_acq_rel);
-    }
-  }
   if (registered) {
+    adopt(*thread, config_.load(std::memory_order_acquire));
     ThreadCounters* head = threads_.load(std::memory_order_relaxed);
     do {
       thread->next = head;
     } while (!threads_.compare_exchange_weak(head, thread, std::memory_order_release, std::memory_order_relaxed));
   }
   return thread;
+}
+
+void FunctionCounters::adopt(ThreadCounters& thread, const EventConfig* config) {
+  // Each cycle of sets starts again at set 0 under a new configuration.
+  thread.active_set = 0;
+  thread.outer_calls = 0;
+  thread.config = config;
+  for (std::size_t e = 0; e < config->count; ++e) {
+    bool counting = counts_in(thread, e);
+    if (!thread.tried[e]) {
+      if (!config->active[e]) continue;  // opened when a configuration first counts it
+      thread.tried[e] = true;
+      int result = -ENOENT;
+      if (!specs_[e].forced_unavailable) {
+        // Cycled sets: only set 0 counts at first; the others wait, disabled, for their turn.
+        os::CountingEvent::Options options;
+        options.start_disabled = !counting;
+        result = thread.events[e].open(specs_[e].encoding, 0, -1, options);
+        if (result == 0) {
+          thread.fds[e] = thread.events[e].fd();
+          std::string why_not = rdpmc_ ? thread.events[e].map_user_page() : "disabled by WHATIF_RDPMC=off";
+          thread.rdpmc[e] = why_not.empty();
+          int unknown = 0;
+          if (read_mode_[e].compare_exchange_strong(unknown, 3, std::memory_order_acq_rel)) {
+            read_reason_[e] = why_not;  // this thread alone writes it (3: being written)
+            read_mode_[e].store(why_not.empty() ? 1 : 2, std::memory_order_release);
+          }
+        }
+      }
+      if (result != 0) {
+        int expected = 0;
+        unavailable_[e].compare_exchange_strong(expected, -result, std::memory_order_acq_rel);
+      }
+      continue;
+    }
+    if (thread.fds[e] < 0) continue;
+    // Opened under an earlier configuration: count now only if this one counts it in set 0.
+    if (counting) thread.events[e].enable();
+    else thread.events[e].disable();
+  }
 }
 
 ThreadCounters* FunctionCounters::thread_counters() {
@@ -256,8 +319,8 @@ ThreadCounters* FunctionCounters::thread_counters() {
 }
 
 void FunctionCounters::read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const {
-  for (std::size_t e = 0; e < events_.size(); ++e) {
-    if (thread.fds[e] < 0 || !counts_in(e, thread.active_set)) {
+  for (std::size_t e = 0; e < thread.config->count; ++e) {
+    if (thread.fds[e] < 0 || !counts_in(thread, e)) {
       values[e + 1] = 0;  // not counting now: its set is not the active one (or it could not open)
       continue;
     }
@@ -270,10 +333,11 @@ void FunctionCounters::read_values(const ThreadCounters& thread, std::array<uint
 }
 
 void FunctionCounters::switch_set(ThreadCounters& thread, int set) {
-  for (std::size_t e = 0; e < events_.size(); ++e) {
-    if (thread.fds[e] < 0 || events_[e].set < 0) continue;
-    if (events_[e].set == thread.active_set && events_[e].set != set) thread.events[e].disable();
-    if (events_[e].set == set && events_[e].set != thread.active_set) thread.events[e].enable();
+  const EventConfig& config = *thread.config;
+  for (std::size_t e = 0; e < config.count; ++e) {
+    if (thread.fds[e] < 0 || !config.active[e] || config.set[e] < 0) continue;
+    if (config.set[e] == thread.active_set && config.set[e] != set) thread.events[e].disable();
+    if (config.set[e] == set && config.set[e] != thread.active_set) thread.events[e].enable();
   }
   thread.active_set = set;
 }
@@ -283,11 +347,19 @@ void FunctionCounters::enter_id(ThreadCounters& thread, uint32_t id) {
   // ScALPEL's multiplexing by call count: a thread's outermost selected calls count `cycle_` at a time
   // with one event set, then the next. Switching only between outermost calls keeps every call's
   // window, and its callees', inside one set.
-  if (cycling_ && thread.top == 0) {
-    if (thread.outer_calls > 0 && thread.outer_calls % cycle_ == 0) {
-      switch_set(thread, (thread.active_set + 1) % set_count_);
+  if (thread.top == 0) {
+    // A reload's events take effect here, between outermost calls, as set switches do.
+    if (!thread.pinned) {
+      const EventConfig* config = config_.load(std::memory_order_acquire);
+      if (config != thread.config) adopt(thread, config);
     }
-    ++thread.outer_calls;
+    const EventConfig& config = *thread.config;
+    if (config.cycling) {
+      if (thread.outer_calls > 0 && thread.outer_calls % config.cycle == 0) {
+        switch_set(thread, (thread.active_set + 1) % config.set_count);
+      }
+      ++thread.outer_calls;
+    }
   }
   Frame& frame = thread.frames[thread.top++];
   frame.id = id;
@@ -310,20 +382,23 @@ void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
   Frame& frame = thread.frames[--thread.top];
   FunctionSlot& slot = thread.slots[id];
   std::array<uint64_t, kMaxValues> raw{};
-  std::size_t values = events_.size() + 1;
+  const EventConfig& config = *thread.config;
+  const std::array<uint64_t, kMaxValues>& pair_cost = config.pair_cost;
+  const std::array<uint64_t, kMaxValues>& inner_cost = config.inner_cost;
+  std::size_t values = config.count + 1;
   for (std::size_t v = 0; v < values; ++v) {
     raw[v] = now[v] - frame.start[v];
     // Its own hooks' part inside its window, and every selected descendant's whole hook cost.
-    uint64_t hooks = inner_cost_[v] + frame.nested * pair_cost_[v];
+    uint64_t hooks = inner_cost[v] + frame.nested * pair_cost[v];
     uint64_t inclusive = raw[v] > hooks ? raw[v] - hooks : 0;
-    uint64_t exclusive_hooks = frame.children[v] + inner_cost_[v];
+    uint64_t exclusive_hooks = frame.children[v] + inner_cost[v];
     uint64_t exclusive = raw[v] > exclusive_hooks ? raw[v] - exclusive_hooks : 0;
     slot.inclusive[v].store(slot.inclusive[v].load(std::memory_order_relaxed) + inclusive, std::memory_order_relaxed);
     slot.exclusive[v].store(slot.exclusive[v].load(std::memory_order_relaxed) + exclusive, std::memory_order_relaxed);
   }
   slot.calls.store(slot.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  for (std::size_t e = 0; e < events_.size(); ++e) {
-    if (counts_in(e, thread.active_set)) {
+  for (std::size_t e = 0; e < config.count; ++e) {
+    if (counts_in(thread, e)) {
       slot.measured[e].store(slot.measured[e].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
   }
@@ -331,7 +406,7 @@ void FunctionCounters::exit_id(ThreadCounters& thread, uint32_t id) {
     Frame& parent = thread.frames[thread.top - 1];
     parent.nested += 1 + frame.nested;
     // What this call put in the parent's window: its raw window and its hooks' part outside it.
-    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost_[v] - inner_cost_[v];
+    for (std::size_t v = 0; v < values; ++v) parent.children[v] += raw[v] + pair_cost[v] - inner_cost[v];
   }
 }
 
@@ -359,21 +434,28 @@ void FunctionCounters::exit_patched(uint32_t id) {
   if (thread != nullptr) exit_id(*thread, id);
 }
 
-void FunctionCounters::calibrate() {
+void FunctionCounters::calibrate(EventConfig& target) {
   // The cost a selected callee's hooks add to its caller, per event set (each set's reads cost what
-  // they cost): time and events around batches of empty enter/exit pairs through the full path.
+  // they cost): time and events around batches of empty enter/exit pairs through the full path, on
+  // a scratch thread state that counts `target`'s events without cycling and without corrections.
+  EventConfig config = target;
+  config.cycling = false;
+  config.pair_cost.fill(0);
+  config.inner_cost.fill(0);
   std::unique_ptr<ThreadCounters> scratch(create_thread_counters(/*registered=*/false));
-  std::size_t values = events_.size() + 1;
-  for (int set = 0; set < std::max(1, set_count_); ++set) {
+  scratch->pinned = true;
+  adopt(*scratch, &config);
+  std::size_t values = config.count + 1;
+  for (int set = 0; set < std::max(1, config.set_count); ++set) {
     if (set != scratch->active_set) switch_set(*scratch, set);
     std::array<uint64_t, kMaxValues> pair{}, inner{};
     calibrate_set(*scratch, pair, inner);
     for (std::size_t v = 0; v < values; ++v) {
       // Time and the always-counted events from the first set; each cycled event from its own.
-      bool own = v == 0 || events_[v - 1].set < 0 ? set == 0 : events_[v - 1].set == set;
+      bool own = v == 0 || config.set[v - 1] < 0 ? set == 0 : config.set[v - 1] == set;
       if (!own) continue;
-      pair_cost_[v] = pair[v];
-      inner_cost_[v] = inner[v];
+      target.pair_cost[v] = pair[v];
+      target.inner_cost[v] = inner[v];
     }
   }
 }
@@ -381,7 +463,7 @@ void FunctionCounters::calibrate() {
 void FunctionCounters::calibrate_set(ThreadCounters& scratch, std::array<uint64_t, kMaxValues>& pair,
                                      std::array<uint64_t, kMaxValues>& inner) {
   const void* target = reinterpret_cast<const void*>(&calibration_target);
-  std::size_t values = events_.size() + 1;
+  std::size_t values = scratch.config->count + 1;
   FunctionSlot& target_slot = scratch.slots[kCalibrationId];
   target_slot.calls.store(0, std::memory_order_relaxed);
   for (std::size_t v = 0; v < values; ++v) target_slot.inclusive[v].store(0, std::memory_order_relaxed);
@@ -412,7 +494,7 @@ void FunctionCounters::calibrate_set(ThreadCounters& scratch, std::array<uint64_
 
 std::vector<FunctionTotals> FunctionCounters::totals() const {
   std::vector<FunctionTotals> out;
-  std::size_t values = events_.size() + 1;
+  std::size_t values = event_count_ + 1;
   for (ThreadCounters* thread = threads_.load(std::memory_order_acquire); thread != nullptr; thread = thread->next) {
     for (uint32_t id = 0; id < names_.size(); ++id) {
       const FunctionSlot& slot = thread->slots[id];
@@ -426,7 +508,7 @@ std::vector<FunctionTotals> FunctionCounters::totals() const {
         totals.inclusive[v] = slot.inclusive[v].load(std::memory_order_relaxed);
         totals.exclusive[v] = slot.exclusive[v].load(std::memory_order_relaxed);
       }
-      for (std::size_t e = 0; e < events_.size(); ++e) totals.measured[e] = slot.measured[e].load(std::memory_order_relaxed);
+      for (std::size_t e = 0; e < event_count_; ++e) totals.measured[e] = slot.measured[e].load(std::memory_order_relaxed);
       out.push_back(std::move(totals));
     }
   }
@@ -441,7 +523,7 @@ std::vector<std::string> FunctionCounters::take_unavailable_warnings() {
   // How the events are read, once every opened event's first thread has said (events never opened
   // are reported below as unavailable).
   bool all_known = true, any_opened = false;
-  for (std::size_t e = 0; e < events_.size(); ++e) {
+  for (std::size_t e = 0; e < event_count_; ++e) {
     int mode = read_mode_[e].load(std::memory_order_acquire);
     int error = unavailable_[e].load(std::memory_order_acquire);
     if (mode == 1 || mode == 2) any_opened = true;
@@ -450,26 +532,26 @@ std::vector<std::string> FunctionCounters::take_unavailable_warnings() {
   if (all_known && any_opened && !read_reported_.exchange(true, std::memory_order_acq_rel)) {
     std::string rdpmc, read;
     std::vector<std::pair<std::string, std::string>> by_reason;  // reason -> the events read(2) for it
-    for (std::size_t e = 0; e < events_.size(); ++e) {
+    for (std::size_t e = 0; e < event_count_; ++e) {
       int mode = read_mode_[e].load(std::memory_order_acquire);
-      if (mode == 1) rdpmc += (rdpmc.empty() ? "" : ", ") + events_[e].name;
+      if (mode == 1) rdpmc += (rdpmc.empty() ? "" : ", ") + specs_[e].name;
       if (mode != 2) continue;
       auto same = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& r) { return r.first == read_reason_[e]; });
-      if (same == by_reason.end()) by_reason.emplace_back(read_reason_[e], events_[e].name);
-      else same->second += ", " + events_[e].name;
+      if (same == by_reason.end()) by_reason.emplace_back(read_reason_[e], specs_[e].name);
+      else same->second += ", " + specs_[e].name;
     }
     for (const auto& [reason, names] : by_reason) read += (read.empty() ? "" : "; ") + names + " (" + reason + ")";
     out.push_back("--counters: counter reads: rdpmc for " + (rdpmc.empty() ? std::string("none") : rdpmc) +
                   "; read(2) for " + (read.empty() ? std::string("none") : read));
   }
-  for (std::size_t e = 0; e < events_.size(); ++e) {
+  for (std::size_t e = 0; e < event_count_; ++e) {
     int error = unavailable_[e].load(std::memory_order_acquire);
     if (error == 0 || reported_[e].exchange(true, std::memory_order_acq_rel)) continue;
-    std::string reason = events_[e].forced_unavailable ? "forced by WHATIF_UNAVAILABLE_EVENTS"
+    std::string reason = specs_[e].forced_unavailable ? "forced by WHATIF_UNAVAILABLE_EVENTS"
                          : (error == ENOENT || error == ENODEV || error == EOPNOTSUPP)
                              ? "this machine has no hardware PMU for it"
                              : std::string(std::strerror(error));
-    out.push_back("--counters: event " + events_[e].name + " not available on this machine (" + reason +
+    out.push_back("--counters: event " + specs_[e].name + " not available on this machine (" + reason +
                   "); its counts are 0, time and the other events are still counted");
   }
   return out;

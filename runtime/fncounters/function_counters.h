@@ -41,12 +41,31 @@ struct Frame {
   std::array<uint64_t, kMaxValues> children{};  ///< direct selected children's raw inclusive + hook cost
 };
 
+/// The events in force, published whole (at start-up and by each reload) and never changed or freed
+/// after: a thread adopts a new one between its outermost selected calls, so every call's window
+/// counts one configuration. Indices are FunctionCounters' event indices (stable across reloads).
+struct EventConfig {
+  std::size_t count = 0;  ///< events known (indices 0..count-1) when it was published
+  std::array<bool, kMaxEvents> active{};  ///< counted under this configuration
+  std::array<int, kMaxEvents> set{};      ///< active events' sets (-1: every call)
+  int set_count = 0;
+  uint32_t cycle = 10;
+  bool cycling = false;
+  /// The hooks' cost with these events (calibrated before publishing): a selected call's whole cost
+  /// seen from its caller, and the part inside its own window.
+  std::array<uint64_t, kMaxValues> pair_cost{};
+  std::array<uint64_t, kMaxValues> inner_cost{};
+};
+
 /// A thread's counters: allocated on its first selected call, never freed during the run.
 struct ThreadCounters {
   int tid = 0;
   ThreadCounters* next = nullptr;  ///< the lock-free list of every thread's counters
   std::array<os::CountingEvent, kMaxEvents> events;  ///< this thread's counting events (kept open)
   std::array<int, kMaxEvents> fds{};  ///< their descriptors for the hooks' reads; -1: unavailable
+  std::array<bool, kMaxEvents> tried{};  ///< opened (or failed to) on this thread
+  const EventConfig* config = nullptr;   ///< the events this thread counts now
+  bool pinned = false;                   ///< calibration's scratch: keeps its config
   std::array<bool, kMaxEvents> rdpmc{};  ///< read by rdpmc through the perf page (else read(2))
   int active_set = 0;        ///< the event set counting now (cycled sets only)
   uint64_t outer_calls = 0;  ///< outermost selected calls so far: the set changes every `cycle`
@@ -76,16 +95,21 @@ class FunctionCounters {
   /// Resolves `functions` in the loaded objects and calibrates the hooks' cost, on the initialising
   /// thread. `warnings` receives what the user must know (names not found, events not available).
   /// `cycle`: outermost calls per event set (events with set >= 0 cycle; set -1 always counts);
-  /// `rdpmc`: read events with rdpmc where the kernel allows (false: WHATIF_RDPMC=off).
+  /// `rdpmc`: read events with rdpmc where the kernel allows (false: WHATIF_RDPMC=off);
+  /// `live_patch`: patch -fpatchable-function-entry entries by their first byte, also at reloads
+  /// (false: WHATIF_COUNTERS_LIVE_PATCH=off, all five bytes at start-up only).
   void start(const std::vector<std::string>& functions, const std::vector<EventSpec>& events,
-             std::vector<std::string>& warnings, uint32_t cycle = 10, bool rdpmc = true);
+             std::vector<std::string>& warnings, uint32_t cycle = 10, bool rdpmc = true, bool live_patch = true);
   bool any() const { return set_.load(std::memory_order_acquire) != nullptr; }
 
-  /// `whatif ctl PID reload`: replaces the selected functions with `functions` (profiler thread).
-  /// The new set is published with one atomic store; hooks running on the old one finish on it, and
-  /// old sets are never freed during the run. Events stay those of the start. Returns how many
-  /// functions were found.
-  std::size_t reload(const std::vector<std::string>& functions, std::vector<std::string>& warnings);
+  /// `whatif ctl PID reload`: replaces the selected functions with `functions` and the events with
+  /// `events` (profiler thread). Each is published with one atomic store; hooks running on the old
+  /// set finish on it, a thread takes the new events between its outermost selected calls, and old
+  /// sets and configurations are never freed during the run. Functions selected now whose
+  /// -fpatchable-function-entry entries are not patched get patched, and patched ones no longer
+  /// selected get their NOPs back. Returns how many functions were found.
+  std::size_t reload(const std::vector<std::string>& functions, const std::vector<EventSpec>& events, uint32_t cycle,
+                     std::vector<std::string>& warnings);
   /// True once after on_reload_signal ran (profiler thread).
   static bool take_reload_request();
 
@@ -96,31 +120,42 @@ class FunctionCounters {
   /// selected (then nothing was counted and exit must not be called); exit takes that id.
   int enter_patched(const void* function);
   void exit_patched(uint32_t id);
-  /// Selected functions whose -fpatchable-function-entry NOPs were patched at start-up.
-  std::size_t patched() const { return patched_.size(); }
 
   /// Every (thread, function) with calls; profiler thread.
   std::vector<FunctionTotals> totals() const;
-  /// Names of the configured events whose counts are in values 1..; the unavailable ones too (zeros).
-  const std::vector<EventSpec>& events() const { return events_; }
+  /// Every event counted at some point of the run (values 1..), the unavailable ones too (zeros);
+  /// profiler thread.
+  std::vector<EventSpec> events() const { return {specs_.begin(), specs_.begin() + static_cast<std::ptrdiff_t>(event_count_)}; }
+  /// Whether event `e` counted in every selected call of the run so far (no cycling, no reload
+  /// that dropped or added it): its records then carry no `measured`. Profiler thread.
+  bool counted_in_every_call(std::size_t e) const { return !partial_[e]; }
   /// Events that could not be opened on some thread (reported once), read by the profiler thread;
   /// and, once, how the events are read (rdpmc or read(2), and why not rdpmc).
   std::vector<std::string> take_unavailable_warnings();
-  /// Event sets cycled by call count (0 or 1: no cycling).
-  int set_count() const { return set_count_; }
 
  private:
   int find(const void* function) const;
   ThreadCounters* thread_counters();
   ThreadCounters* create_thread_counters(bool registered);
   void read_values(const ThreadCounters& thread, std::array<uint64_t, kMaxValues>& values) const;
+  /// Opens, enables and disables the thread's events for `config` (between outermost calls).
+  void adopt(ThreadCounters& thread, const EventConfig* config);
+  /// Builds the configuration for `events` (indices appended to specs_ as needed), calibrates its
+  /// hooks' cost and publishes it.
+  void publish_events(const std::vector<EventSpec>& events, uint32_t cycle, std::vector<std::string>& warnings);
   void enter_id(ThreadCounters& thread, uint32_t id);
   void exit_id(ThreadCounters& thread, uint32_t id);
-  void calibrate();
+  void calibrate(EventConfig& config);
+  /// Patches the -fpatchable-function-entry entries of the functions resolved_ selects and unpatches
+  /// the others (`only_thread`: at start-up with no other thread, which allows the fallback).
+  void sync_patches(bool only_thread, std::vector<std::string>& warnings);
   void calibrate_set(ThreadCounters& scratch, std::array<uint64_t, kMaxValues>& pair,
                      std::array<uint64_t, kMaxValues>& inner);
-  /// Whether event `e` counts while `set` is the thread's active set.
-  bool counts_in(std::size_t e, int set) const { return events_[e].set < 0 || events_[e].set == set; }
+  /// Whether event `e` counts on `thread` now (active in its configuration, in its active set).
+  static bool counts_in(const ThreadCounters& thread, std::size_t e) {
+    const EventConfig& config = *thread.config;
+    return config.active[e] && (config.set[e] < 0 || config.set[e] == thread.active_set);
+  }
   /// Disables the thread's active set's events and enables `set`'s.
   void switch_set(ThreadCounters& thread, int set);
   /// Looks `names_[first..]`'s ids up in the loaded objects and publishes them as the selected set.
@@ -138,22 +173,23 @@ class FunctionCounters {
   std::atomic<const Set*> set_{nullptr};
   std::vector<std::unique_ptr<Set>> sets_;  // every set published, kept until the process ends
   std::vector<std::string> names_;  // by id, only appended to (ids stay stable across reloads)
-  std::vector<EventSpec> events_;
-  std::array<uint64_t, kMaxValues> pair_cost_{};   // a selected call's whole hook cost, seen from its caller
-  std::array<uint64_t, kMaxValues> inner_cost_{};  // the part of it inside the call's own window
+  /// Every event of the run by index: written by the profiler thread before the configuration that
+  /// first names it is published (release), never changed after; the hooks read encodings from it.
+  std::array<EventSpec, kMaxEvents> specs_{};
+  std::size_t event_count_ = 0;  // profiler thread
+  std::array<bool, kMaxEvents> partial_{};  // counted in only some calls (cycled, or reloaded); profiler thread
+  std::atomic<const EventConfig*> config_{nullptr};
+  std::vector<std::unique_ptr<EventConfig>> configs_;  // every configuration published, kept until exit
   std::atomic<ThreadCounters*> threads_{nullptr};
   std::array<std::atomic<int>, kMaxEvents> unavailable_{};  // errno of the first failed open, 0 = fine
   std::array<std::atomic<bool>, kMaxEvents> reported_{};
-  int set_count_ = 0;
-  uint32_t cycle_ = 10;
-  bool cycling_ = false;  // off during calibration
   bool rdpmc_ = true;
+  bool live_patch_ = true;
   /// How the first thread to open each event reads it: 0 unknown, 1 rdpmc, 2 read(2) (why: read_reason_).
   std::array<std::atomic<int>, kMaxEvents> read_mode_{};
   std::array<std::string, kMaxEvents> read_reason_;  // written before read_mode_'s release store
   std::atomic<bool> read_reported_{false};
   std::vector<std::pair<uintptr_t, uint32_t>> resolved_;  // the last publish's (address, id)s
-  std::vector<uintptr_t> patched_;  // entries patched at start-up (sorted)
 };
 
 }  // namespace whatif::fncounters

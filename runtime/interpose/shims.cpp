@@ -167,6 +167,33 @@ WHATIF_EXPORT whatif::progress::CozCounter* _coz_get_counter(int type, const cha
 WHATIF_EXPORT void __cyg_profile_func_enter(void* function, void*) { facade::function_enter(function); }
 WHATIF_EXPORT void __cyg_profile_func_exit(void* function, void*) { facade::function_exit(function); }
 
+// C++ exceptions (libgcc's unwinder, libstdc++'s catch): --counters' patched entries hijack return
+// addresses the unwinder cannot follow; they are put back before it walks and hijacked again when a
+// handler catches. Cheap when nothing is patched (one thread-local load).
+template <typename T>
+T unwind_original(T& slot, const char* name, const char* library) {
+  if (slot == nullptr) real::resolve();
+  if (slot == nullptr) slot = reinterpret_cast<T>(real::resolve_late(name, library));
+  if (slot == nullptr) whatif::log::fatal("cannot find the original unwinder entry point: is libgcc_s unusual here?");
+  return slot;
+}
+WHATIF_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception* exception) {
+  auto next = unwind_original(real::_Unwind_RaiseException, "_Unwind_RaiseException", "libgcc_s.so.1");
+  facade::before_unwind();
+  return next(exception);
+}
+WHATIF_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception* exception) {
+  auto next = unwind_original(real::_Unwind_Resume_or_Rethrow, "_Unwind_Resume_or_Rethrow", "libgcc_s.so.1");
+  facade::before_unwind();
+  return next(exception);
+}
+WHATIF_EXPORT void* __cxa_begin_catch(void* exception) noexcept {
+  auto next = unwind_original(real::__cxa_begin_catch, "__cxa_begin_catch", "libstdc++.so.6");
+  // The handler's stack pointer: this call's canonical frame address (the caller's before the call).
+  facade::exception_caught(reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa()));
+  return next(exception);
+}
+
 WHATIF_EXPORT void _coz_pre_block() { facade::before_blocking(); }
 WHATIF_EXPORT void _coz_post_block(int skip_delays) { facade::after_blocking(skip_delays != 0); }
 WHATIF_EXPORT void _coz_add_delays() { facade::before_waking(); }
@@ -211,6 +238,7 @@ WHATIF_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, 
 }
 WHATIF_EXPORT void pthread_exit(void* result) {
   waking([] { return 0; });  // table 1: a joiner may wake; retire_thread runs at thread exit
+  facade::before_unwind();    // glibc unwinds the thread's frames (cleanup handlers) past --counters' hijacks
   real::pthread_exit(result);
   __builtin_unreachable();
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <unwind.h>
 
 /// glibc's program entry (not declared in any header): whatif wraps `main` through it to learn the
 /// status main returns.
@@ -38,6 +39,8 @@ void omp_set_lock(void* lock);
 void omp_unset_lock(void* lock);
 void omp_set_nest_lock(void* lock);
 void omp_unset_nest_lock(void* lock);
+/// The C++ ABI's catch entry (libstdc++; <cxxabi.h> declares it in namespace __cxxabiv1 only).
+void* __cxa_begin_catch(void* exception) noexcept;
 }
 
 // REQUIRED: start-up fails naming the symbol if missing. OPTIONAL: may be absent (nullptr).
@@ -69,7 +72,8 @@ void omp_unset_nest_lock(void* lock);
   OPTIONAL(GOMP_loop_end) OPTIONAL(GOMP_sections_end) OPTIONAL(GOMP_taskwait)                     \
   OPTIONAL(GOMP_critical_start) OPTIONAL(GOMP_critical_end) OPTIONAL(GOMP_critical_name_start)   \
   OPTIONAL(GOMP_critical_name_end) OPTIONAL(omp_set_lock) OPTIONAL(omp_unset_lock)               \
-  OPTIONAL(omp_set_nest_lock) OPTIONAL(omp_unset_nest_lock)
+  OPTIONAL(omp_set_nest_lock) OPTIONAL(omp_unset_nest_lock)                                       \
+  OPTIONAL(_Unwind_RaiseException) OPTIONAL(_Unwind_Resume_or_Rethrow) OPTIONAL(__cxa_begin_catch)
 
 namespace whatif::real {
 

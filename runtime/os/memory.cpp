@@ -2,7 +2,9 @@
 #include "os/memory.h"
 
 #include <dirent.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +40,23 @@ void* map_near(uint64_t near, std::size_t size, uint64_t reach) {
     }
   }
   return nullptr;
+}
+
+void* map_at(uint64_t address, std::size_t size) {
+  void* mapped = mmap(reinterpret_cast<void*>(address), size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (mapped == MAP_FAILED) return nullptr;
+  if (reinterpret_cast<uint64_t>(mapped) != address) {  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+    munmap(mapped, size);
+    return nullptr;
+  }
+  return mapped;
+}
+
+bool sync_cores() {
+  static const bool registered =
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
+  return registered && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
 }
 
 int unmap(void* address, std::size_t size) { return munmap(address, size) == 0 ? 0 : -errno; }

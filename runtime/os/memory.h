@@ -11,6 +11,14 @@ namespace whatif::os {
 /// Returns nullptr when no such place is free. The mapping is never unmapped by the callers
 /// that patch code (threads may run in it until exit); free it with unmap() otherwise.
 void* map_near(uint64_t near, std::size_t size, uint64_t reach);
+/// Maps `size` bytes of private, zeroed, read-write memory at exactly `address` (page-aligned),
+/// never replacing a mapping. Returns nullptr when any of it is taken.
+void* map_at(uint64_t address, std::size_t size);
+/// Makes every thread of the process serialise its instruction stream before it runs user code
+/// again (membarrier PRIVATE_EXPEDITED_SYNC_CORE, registered on first use), after code was changed.
+/// False when the kernel has no such command: threads then see the change at their next
+/// serialising event (any interrupt or syscall), as x86 guarantees for a single-byte change.
+bool sync_cores();
 /// munmap. Returns 0 or -errno.
 int unmap(void* address, std::size_t size);
 /// mprotect over the pages covering [address, address + size). `prot` is PROT_* flags.

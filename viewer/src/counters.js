@@ -158,7 +158,7 @@ function table(el, cls, rows, events, byThread) {
         continue;
       }
       const note = v.share < 1 ? `*` : '';
-      const title = v.share < 1 ? `scaled: counted in ${(v.share * 100).toFixed(0)}% of the calls (event sets cycle by call count)` : '';
+      const title = v.share < 1 ? `scaled: counted in ${(v.share * 100).toFixed(0)}% of the calls (event sets cycle by call count, or a reload changed the events)` : '';
       cells.push(el('td', { text: count(v.inclusive) + note, title }), el('td', { text: count(v.exclusive) + note, title }));
     }
     body.append(el('tr', { 'data-function': r.function }, ...cells));
@@ -194,7 +194,7 @@ export function renderCounters(el, { intervals, functions, warnings, width }) {
       section.append(el('p', { class: 'counters-missing', text: `n/a: ${unavailable.join(', ')} not available on this machine (see the warnings)` }));
     }
     if (perFunction.rows.some((r) => Object.values(r.events).some((v) => v && v.share < 1))) {
-      section.append(el('p', { class: 'counters-note', text: '* scaled: the event counted in only some calls (event sets cycle by call count); per call = count × calls / calls counted' }));
+      section.append(el('p', { class: 'counters-note', text: '* scaled: the event counted in only some calls (event sets cycle by call count, or a reload changed the events); per call = count × calls / calls counted' }));
     }
   }
   return section;

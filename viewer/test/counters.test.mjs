@@ -67,3 +67,20 @@ test('the last counters record of a thread and function wins (the runtime writes
   const { rows } = functionRows([...parseProfile(text, 'x').functionCounters.values()]);
   assert.equal(rows.find((r) => r.function === 'parent').calls, 40);
 });
+
+test('events a reload changed: both shown, each per call over the calls it counted in', () => {
+  // What `whatif ctl PID reload` leaves: page-faults counted in the 5 calls before the reload,
+  // task-clock in the 9 after (the runtime writes the calls each counted in as the third number).
+  const header = readFileSync(join(fixtures, 'counters-nopmu.jsonl'), 'utf8').split('\n')[0];
+  const leaf = {
+    type: 'counters', tid: 4242, function: 'leaf', calls: 14, inclusive_ns: 28e6, exclusive_ns: 28e6,
+    elapsed_ns: 1e9, events: { 'page-faults': [10, 10, 5], 'task-clock': [18e6, 18e6, 9] },
+  };
+  const profile = parseProfile(`${header}\n${JSON.stringify(leaf)}\n`, 'reload.jsonl');
+  const { rows, events } = functionRows([...profile.functionCounters.values()]);
+  assert.deepEqual(events, ['page-faults', 'task-clock']);
+  close(rows[0].events['task-clock'].inclusive, 2e6);
+  close(rows[0].events['task-clock'].share, 9 / 14);
+  close(rows[0].events['page-faults'].inclusive, 2);
+  close(rows[0].events['page-faults'].share, 5 / 14);
+});
