@@ -168,6 +168,25 @@ TEST(StallsTest, SkidMovesSamplesBackUnlessTheNamedInstructionWaitsForItsProduce
   EXPECT_EQ(at(off, (load + 1)->address).charged, 500) << "--no-skid keeps samples where they were taken";
 }
 
+/// chase's loop, its load and the load's best-case latency: the known answers below come from it.
+struct ChaseLoop {
+  const Function* function = nullptr;
+  std::vector<InstructionResult> loop;
+  std::vector<InstructionResult>::const_iterator load;
+  double latency = 0;
+};
+
+ChaseLoop chase_loop() {
+  ChaseLoop chase;
+  chase.function = kernels().function_named("chase");
+  if (chase.function == nullptr) return chase;
+  chase.loop = loop_of(*chase.function);
+  chase.load = std::find_if(chase.loop.cbegin(), chase.loop.cend(),
+                            [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  chase.latency = Model::table().lookup("mov r64,m64", "mov", true).latency;
+  return chase;
+}
+
 TEST(StallsTest, AnUnstalledLoopWhoseSamplesNameOneInstructionGetsItsExactFrequency) {
   // Known answer: chase's loop runs 1000 times per sampling period, every load an L1 hit (the best
   // case), so an iteration takes the load's latency: the pointer chain is the loop's only carried
@@ -175,12 +194,13 @@ TEST(StallsTest, AnUnstalledLoopWhoseSamplesNameOneInstructionGetsItsExactFreque
   // sample names the instruction after the load (measured: 1912 of 1917 samples in
   // benchmarks/stalls). S = F x C over the iteration, so F = 1000 exactly; single issue points with
   // a small M_i made it many times larger.
-  const Function* chase = kernels().function_named("chase");
-  ASSERT_NE(chase, nullptr);
-  std::vector<InstructionResult> loop = loop_of(*chase);
-  auto load = std::find_if(loop.begin(), loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  ChaseLoop c = chase_loop();
+  ASSERT_NE(c.function, nullptr);
+  const Function* chase = c.function;
+  const std::vector<InstructionResult>& loop = c.loop;
+  auto load = c.load;
   ASSERT_TRUE(load != loop.end() && load + 1 != loop.end());
-  double latency = Model::table().lookup("mov r64,m64", "mov", true).latency;
+  double latency = c.latency;
   ASSERT_GE(latency, 3);
   std::map<uint64_t, double> counts = {{(load + 1)->address, 1000 * latency}};
   for (const Options& options : {Options{}, no_skid()}) {
@@ -211,12 +231,13 @@ TEST(StallsTest, ALoadChainWhoseSamplesAllNameOneInstructionRanksTheDCacheFirst)
   // smaller F fits the same samples, and the wait is then a miss. The D-cache must rank first.
   // Before: the wait counted as a static L1-hit stall (55%) with the D-cache at 0-40%, so the
   // ranking hung on whether a stray sample fell on another instruction (1 run in 2).
-  const Function* chase = kernels().function_named("chase");
-  ASSERT_NE(chase, nullptr);
-  std::vector<InstructionResult> loop = loop_of(*chase);
-  auto load = std::find_if(loop.begin(), loop.end(), [](const InstructionResult& r) { return r.text.find('[') != std::string::npos; });
+  ChaseLoop c = chase_loop();
+  ASSERT_NE(c.function, nullptr);
+  const Function* chase = c.function;
+  const std::vector<InstructionResult>& loop = c.loop;
+  auto load = c.load;
   ASSERT_TRUE(load != loop.end() && load + 1 != loop.end());
-  double latency = Model::table().lookup("mov r64,m64", "mov", true).latency;
+  double latency = c.latency;
   ProcedureResult result = analyse(kernels(), *chase, "kernels", {{(load + 1)->address, 1000 * latency}}, nullptr, Options{});
   const InstructionResult& row = at(result, load->address);
   EXPECT_EQ(row.confidence, Confidence::low);
