@@ -113,12 +113,8 @@ bool AdaptiveThreadSampler::use_timer(bool on) {
     if (on) {
       timer_.keep_stacks();
       perf_.set_enabled(false);
-      if (timer_.arm(period_ns_, signal_) == 0) {
-        on_timer_.store(true, std::memory_order_relaxed);
-        ++switches_to_timer_;
-      } else {
-        perf_.set_enabled(true);  // no timer to be had (timer limit): perf it stays
-      }
+      if (timer_.arm(period_ns_, signal_) == 0) on_timer_.store(true, std::memory_order_relaxed);
+      else perf_.set_enabled(true);  // no timer to be had (the process's limit): it stays on perf
     } else {
       timer_.arm(0, signal_);
       perf_.set_enabled(true);

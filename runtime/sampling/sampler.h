@@ -142,8 +142,6 @@ class AdaptiveThreadSampler final : public ThreadSampler {
   bool use_timer(bool on) override;
   bool on_timer() const override { return on_timer_.load(std::memory_order_relaxed); }
   bool switchable() const override { return true; }
-  /// Times this thread moved to the timer (profiler thread).
-  uint32_t switches_to_timer() const { return switches_to_timer_; }
 
  private:
   void lock();
@@ -156,7 +154,6 @@ class AdaptiveThreadSampler final : public ThreadSampler {
   bool stopped_ = false;  // under lock_
   uint64_t period_ns_ = 0;
   int signal_ = 0;
-  uint32_t switches_to_timer_ = 0;
 };
 
 /// Whether the instruction before `user_ip` is a `syscall`: where a thread in a system call entered the
