@@ -273,6 +273,9 @@ void Profiler::update_schedstat(uint64_t now) {
 
 void Profiler::update_sampler(threads::ThreadState& thread, uint64_t run_ns) {
   if (!thread.sampler || !thread.sampler->switchable()) return;
+  // A thread that has not run since the last reading cannot have switched: no evidence, and no
+  // second /proc read for each of a thousand idle threads.
+  if (thread.sched_known && thread.switches_known && run_ns == thread.sched_run_ns) return;
   uint64_t switches = 0;
   if (!os::read_voluntary_switches(thread.tid, switches)) return;
   // The first reading, or counters that went backwards (a reused tid), only set the baseline.
