@@ -49,7 +49,7 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (!options.fixed_line.empty()) out.emplace_back(env::kFixedLine, options.fixed_line);
   if (options.fixed_speedup >= 0) out.emplace_back(env::kFixedSpeedup, std::to_string(options.fixed_speedup));
   if (options.seed >= 0) out.emplace_back(env::kSeed, std::to_string(options.seed));
-  if (options.sampler == "timer" || options.sampler == "user") out.emplace_back(env::kSampler, options.sampler);
+  if (options.sampler == "timer" || options.sampler == "user" || options.sampler == "perf") out.emplace_back(env::kSampler, options.sampler);
   if (options.allocation == "samples") out.emplace_back(env::kAllocation, "samples");
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
   if (options.no_instructions) out.emplace_back(env::kInstructions, "off");

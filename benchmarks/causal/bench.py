@@ -280,9 +280,14 @@ class Coz(Profiler):
 class Whatif(Profiler):
     name = "whatif"
 
-    def __init__(self, build, bindir):
+    def __init__(self, build, bindir, sampler=None):
         super().__init__(build)
         self.bindir = bindir
+        # --profilers whatif-perf (or whatif-timer, whatif-user): whatif with that --sampler, to
+        # compare samplers on the same workloads.
+        self.sampler = sampler
+        if sampler:
+            self.name = "whatif-" + sampler
         self.exe = os.path.join(build, "launcher", "whatif")
         self.help = ""
         if not os.access(self.exe, os.X_OK):
@@ -304,6 +309,8 @@ class Whatif(Profiler):
 
     def command(self, workload, args, out, fixed_line=None, fixed_speedup=None):
         cmd = [self.exe, "run", "-o", out]
+        if self.sampler:
+            cmd += ["--sampler", self.sampler]
         if fixed_line:
             cmd += ["--fixed-line", fixed_line]
         if fixed_speedup is not None:
@@ -563,7 +570,10 @@ def main():
     notes = []
     wanted = [p for p in a.profilers.split(",") if p]
     for name in wanted:
-        prof = Whatif(a.build, bindir) if name == "whatif" else Coz(a.build, bindir)
+        if name.startswith("whatif-"):
+            prof = Whatif(a.build, bindir, sampler=name[len("whatif-"):])
+        else:
+            prof = Whatif(a.build, bindir) if name == "whatif" else Coz(a.build, bindir)
         if prof.ok:
             profilers.append(prof)
         else:

@@ -9,9 +9,10 @@ interleaved rounds, times the same load in each mode:
   whatif-source   whatif run, the COZ_PROGRESS build (a source progress point)
   whatif-p        whatif run -p proto_text.c:LINE on the unmodified build (a code patch)
   whatif-p-trap   the same, WHATIF_PROGRESS_PATCH=off (a hardware breakpoint per visit)
+  whatif-*-perf   any whatif mode with --sampler perf (perf_event on every thread, never the timer)
   coz             coz run, the COZ_PROGRESS build
 
-and prints each mode's median load time over native's, the experiments per minute and the top
+and prints each mode's median load time over native's, the server's CPU seconds, the experiments per minute and the top
 lines with their intervals from `whatif report`. With --settle, also each whatif run's time to a
 confident answer (benchmarks/causal/confidence.py: the top three lines with three speedups each and
 disjoint intervals); --allocation picks the experiment allocation policy of the whatif modes, so two
@@ -137,7 +138,10 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     """Starts the server in `mode`, runs the memcslap load, stops the server. Returns the seconds
     memcslap reports for its get phase (its wall time when it reports none)."""
     port = free_port()
-    server = [str(binaries["progress" if mode in ("whatif-source", "coz") else "plain"]),
+    # A whatif mode with `-perf` appended runs with --sampler perf (perf_event on every thread, the
+    # sampler before adaptive switching), to compare the two on the same server.
+    base = mode.removesuffix("-perf")
+    server = [str(binaries["progress" if base in ("whatif-source", "coz") else "plain"]),
               f"--threads={args.threads}", "--udp-port=0", f"--port={port}", "--listen=127.0.0.1", "--user=root"]
     env = dict(os.environ)
     profile = out_dir / f"{mode}-{rep}.jsonl"
@@ -149,10 +153,12 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
         cmd = [str(args.whatif), "run", "-q", "-o", str(profile)]
         if args.allocation:
             cmd += ["--allocation", args.allocation]
-        if mode.startswith("whatif-p"):
+        if base.startswith("whatif-p"):
             cmd += ["-p", f"proto_text.c:{line}"]
+        if base != mode:
+            cmd += ["--sampler", "perf"]
         cmd += ["---"] + server
-        if mode == "whatif-p-trap":
+        if base == "whatif-p-trap":
             env["WHATIF_PROGRESS_PATCH"] = "off"
     cwd = out_dir / f"{mode}-{rep}.d"
     cwd.mkdir(parents=True, exist_ok=True)
@@ -162,6 +168,7 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, process_group=0)
     try:
         wait_for_port(port, process)
+        cpu_before = server_cpu_seconds(process.pid)
         start = time.monotonic()
         load = subprocess.run([args.memcslap, f"--servers=127.0.0.1:{port}", "--test=get",
                                f"--concurrency={args.clients}", f"--execute-number={args.gets}"],
@@ -171,6 +178,7 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
         timed = re.search(r"Time to get\s+\d+ keys by\s+\d+ threads:\s+([0-9.]+) seconds", load.stdout)
         if timed:
             elapsed = float(timed.group(1))
+        cpu[(mode, rep)] = server_cpu_seconds(process.pid) - cpu_before
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
@@ -183,6 +191,28 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     if mode == "coz" and (cwd / "profile.coz").exists():
         shutil.move(str(cwd / "profile.coz"), out_dir / f"coz-{rep}.coz")
     return elapsed
+
+
+cpu = {}  # (mode, rep): the server's CPU seconds over the whole memcslap run (sets and gets)
+
+
+def server_cpu_seconds(group: int) -> float:
+    """User + system CPU seconds of the memcached process in process group `group` (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        # fields[0] is state (field 3); pgrp is field 5, utime 14, stime 15.
+        if name == "memcached" and int(fields[2]) == group:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 def experiments_of(profile: Path):
@@ -275,6 +305,11 @@ def main():
         median = statistics.median(times[mode])
         ratio = f"{median / native:.2f}x" if native else "-"
         print(f"{mode:<15} {median:9.3f} {ratio:>9}   " + " ".join(f"{t:.2f}" for t in times[mode]))
+    print(f"\nthe server's CPU seconds over the whole load (sets and gets), median of {args.reps}")
+    for mode in modes:
+        values = [cpu[(mode, rep)] for rep in range(args.reps) if (mode, rep) in cpu]
+        if values:
+            print(f"{mode:<15} {statistics.median(values):9.2f}   " + " ".join(f"{v:.2f}" for v in values))
     print(f"load average (1 min) during the runs: median {statistics.median(loads):.2f}, "
           f"max {max(loads):.2f}; /proc/loadavg now: {Path('/proc/loadavg').read_text().strip()}")
 

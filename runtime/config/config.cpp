@@ -88,6 +88,7 @@ Config Config::from_environment() {
   if (const char* value = env(names::kSampler)) {
     config.force_timer_sampler = std::string(value) == "timer";
     config.user_only_sampler = std::string(value) == "user";
+    config.perf_only_sampler = std::string(value) == "perf";
   }
   config.follow_children = env(names::kFollowChildren) != nullptr;
   if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";

@@ -49,6 +49,7 @@ struct Config {
   bool force_timer_sampler = false;  // WHATIF_SAMPLER=timer (tests cover both backends)
   bool adaptive_allocation = true;   // WHATIF_ALLOCATION=samples: lines in proportion to samples
   bool user_only_sampler = false;    // WHATIF_SAMPLER=user: perf_event without kernel-mode samples
+  bool perf_only_sampler = false;    // WHATIF_SAMPLER=perf: perf_event on every thread, never the timer
   bool follow_children = false;
   bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
   bool contention = true;          // WHATIF_CONTENTION=off: delay per sample ignores outside CPU load

@@ -98,6 +98,7 @@ void Profiler::run() {
   if (context_.config->end_to_end && machine_.state() == ExperimentMachine::State::kRunning) finish_experiment(now);
   write_counter_interval(now, true);
   write_samples(now);
+  warn_timer_threads();
   if (contention_run_ns_ > 0 && contention_weighted_ / contention_run_ns_ > kContentionWarnPermille) {
     double permille = contention_weighted_ / contention_run_ns_;
     warn(fmt::format("other processes kept this program's threads waiting for a CPU: each ms of their CPU time "
@@ -235,7 +236,7 @@ void Profiler::tick(uint64_t now) {
     case ExperimentMachine::Action::Kind::kFinish: finish_experiment(now); break;
     case ExperimentMachine::Action::Kind::kNone: break;
   }
-  if (context_.config->contention && now - last_contention_ns_ >= kContentionWindowNs) update_contention(now);
+  if (now - last_contention_ns_ >= kContentionWindowNs) update_schedstat(now);
   write_counter_interval(now, false);
   if (now - last_samples_write_ns_ >= kSamplesWriteIntervalNs) {
     if (last_samples_write_ns_ != 0) write_samples(now);
@@ -243,7 +244,7 @@ void Profiler::tick(uint64_t now) {
   }
 }
 
-void Profiler::update_contention(uint64_t now) {
+void Profiler::update_schedstat(uint64_t now) {
   uint64_t window = last_contention_ns_ == 0 ? 0 : now - last_contention_ns_;
   last_contention_ns_ = now;
   sched_windows_.assign(snapshot_.size(), delays::SchedWindow{});
@@ -257,11 +258,12 @@ void Profiler::update_contention(uint64_t now) {
       sched_windows_[i] = {run - thread->sched_run_ns, wait - thread->sched_wait_ns};
       measured[i] = true;
     }
+    update_sampler(*thread, run);
     thread->sched_run_ns = run;
     thread->sched_wait_ns = wait;
     thread->sched_known = true;
   }
-  if (window == 0) return;
+  if (window == 0 || !context_.config->contention) return;
   std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     if (!measured[i] || permille[i] == 0) continue;  // too little run time: keep the previous figure
@@ -269,6 +271,41 @@ void Profiler::update_contention(uint64_t now) {
     contention_weighted_ += static_cast<double>(permille[i]) * static_cast<double>(sched_windows_[i].run_ns);
     contention_run_ns_ += static_cast<double>(sched_windows_[i].run_ns);
   }
+}
+
+void Profiler::update_sampler(threads::ThreadState& thread, uint64_t run_ns) {
+  if (!thread.sampler || !thread.sampler->switchable()) return;
+  // A thread that has not run since the last reading cannot have switched: no evidence, and no
+  // second /proc read for each of a thousand idle threads.
+  if (thread.sched_known && thread.switches_known && run_ns == thread.sched_run_ns) return;
+  uint64_t switches = 0;
+  if (!os::read_voluntary_switches(thread.tid, switches)) return;
+  // The first reading, or counters that went backwards (a reused tid), only set the baseline.
+  if (thread.sched_known && thread.switches_known && run_ns >= thread.sched_run_ns && switches >= thread.voluntary_switches) {
+    bool want = sampling::next_on_timer(thread.sampler_switch, run_ns - thread.sched_run_ns,
+                                        switches - thread.voluntary_switches);
+    if (want != thread.sampler->on_timer() && thread.sampler->use_timer(want) && !thread.used_timer) {
+      thread.used_timer = true;
+      ++timer_threads_;
+      if (timer_thread_ids_.size() < 8) timer_thread_ids_.push_back(thread.tid);
+    }
+  }
+  thread.voluntary_switches = switches;
+  thread.switches_known = true;
+}
+
+void Profiler::warn_timer_threads() {
+  if (timer_threads_ == 0) return;
+  std::string ids;
+  for (pid_t tid : timer_thread_ids_) ids += (ids.empty() ? "" : ", ") + std::to_string(tid);
+  if (timer_threads_ > timer_thread_ids_.size()) ids += ", ...";
+  warn(fmt::format("{} thread{} sampled with the CPU-time timer instead of perf_event for part of the run "
+                   "(tid{} {}): {} blocked more than {} times per second of {} CPU time, and per-thread perf events "
+                   "cost a few microseconds at every context switch. Timer samples come at scheduler ticks, each "
+                   "weighted by the periods it stands for; --sampler perf keeps perf_event on every thread",
+                   timer_threads_, timer_threads_ == 1 ? " was" : "s were", timer_threads_ == 1 ? "" : "s", ids,
+                   timer_threads_ == 1 ? "it" : "they", sampling::SwitchRule::kToTimerPerCpuSecond,
+                   timer_threads_ == 1 ? "its" : "their"));
 }
 
 void Profiler::drain_thread(threads::ThreadState* thread) {

@@ -110,9 +110,15 @@ class Profiler {
   void reload_function_counters();
   /// Logs and writes `message` into the profile.
   void warn(const std::string& message);
-  /// Every kContentionWindowNs: each thread's outside CPU contention from its schedstat
-  /// (delays/contention.h), stored where its selected samples are credited.
-  void update_contention(uint64_t now);
+  /// Every kContentionWindowNs, from each thread's schedstat: its outside CPU contention
+  /// (delays/contention.h, stored where its selected samples are credited) unless --no-contention,
+  /// and its adaptive sampler's backend (sampling/switch_rule.h).
+  void update_schedstat(uint64_t now);
+  /// The adaptive sampler's rule for one thread, from its CPU time (schedstat, `run_ns`; the
+  /// thread's previous reading is still in its state) and its voluntary context switches.
+  void update_sampler(threads::ThreadState& thread, uint64_t run_ns);
+  /// The end-of-run summary of threads the adaptive sampler moved to the timer.
+  void warn_timer_threads();
   void write_warnings();
 
   ProfilerContext context_;
@@ -147,9 +153,11 @@ class Profiler {
   uint64_t last_samples_write_ns_ = 0;
   uint64_t last_contention_ns_ = 0;
   int usable_cpus_ = 1;
-  std::vector<delays::SchedWindow> sched_windows_;  // update_contention's scratch
+  std::vector<delays::SchedWindow> sched_windows_;  // update_schedstat's scratch
   double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning
   double contention_run_ns_ = 0;
+  uint32_t timer_threads_ = 0;         // threads the adaptive sampler moved to the timer at least once
+  std::vector<pid_t> timer_thread_ids_;  // the first few of them, for the summary
   uint64_t last_interval_ns_ = 0;
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots

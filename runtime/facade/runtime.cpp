@@ -57,6 +57,9 @@ struct RuntimeState {
   ThreadRegistry threads;
   profile::ProfileWriter writer;
   sampling::SamplerKind sampler_kind = sampling::SamplerKind::kPerfEvent;
+  /// perf_event kinds: the profiler moves threads that switch contexts often to the timer
+  /// (sampling/switch_rule.h), unless WHATIF_SAMPLER=perf or user.
+  bool adaptive_sampler = false;
   uint64_t start_ns = 0;
   pthread_key_t thread_key{};
   std::unique_ptr<experiment::Profiler> profiler;  // the root's; its thread is gone in a child
@@ -146,7 +149,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   auto* thread = new ThreadState;
   thread->tid = os::gettid();
   if (parent != nullptr) delays::inherit(thread->delays, *parent);
-  thread->sampler = sampling::make_sampler(g_state->sampler_kind);
+  thread->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   int result = thread->sampler->start(thread->tid, g_state->config.sampling_period_ns, os::sample_signal());
   if (result != 0) {
     static log::WarnOnce warn_once;
@@ -219,6 +222,8 @@ void start() {
 
   std::string sampler_warning;
   state.sampler_kind = choose_sampler(state.config, sampler_warning);
+  state.adaptive_sampler = state.sampler_kind != sampling::SamplerKind::kTimer && !state.config.perf_only_sampler &&
+                           !state.config.user_only_sampler;
   if (auto opened = state.writer.open(state.config.output, state.config.coz_format ? profile::Format::kCoz : profile::Format::kWhatif);
       !opened) {
     log::warning("{}", opened.error());
@@ -521,7 +526,7 @@ void after_fork_in_child() {
   // This thread goes on in the child as a new kernel thread: sample it anew. Its delay clock is the
   // parent thread's, as a new thread's is: delays the parent executed delayed the fork too.
   self->tid = os::gettid();
-  self->sampler = sampling::make_sampler(g_state->sampler_kind);
+  self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(*g_state->tree, *slot, g_state->threads);
   if (g_state->forwarder->start() != 0) {

@@ -1,4 +1,5 @@
-// CPU-time timers for the timer sampler (used when perf_event_open is denied).
+// CPU-time timers for the timer sampler (when perf_event_open is denied, when asked for, and for
+// threads that switch contexts too often for per-thread perf events).
 #include "os/cpu_timer.h"
 
 #include <signal.h>
@@ -6,22 +7,42 @@
 #include <cerrno>
 
 namespace whatif::os {
+namespace {
 
-int CpuTimer::open(pid_t tid, uint64_t period_ns, int signal) {
+/// The kernel's clock id of thread `tid`'s CPU time (what glibc's pthread_getcpuclockid computes:
+/// MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); valid for any thread of the calling process.
+clockid_t thread_cpu_clock(pid_t tid) {
+  constexpr unsigned kPerThread = 4, kSched = 2;
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | kPerThread | kSched);
+}
+
+}  // namespace
+
+int CpuTimer::create(pid_t tid, int signal) {
+  close();
   sigevent event{};
   event.sigev_notify = SIGEV_THREAD_ID;
   event.sigev_signo = signal;
   event._sigev_un._tid = tid;
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer_) != 0) return -errno;
+  if (timer_create(thread_cpu_clock(tid), &event, &timer_) != 0) return -errno;
   open_ = true;
+  return 0;
+}
+
+int CpuTimer::arm(uint64_t period_ns) {
+  if (!open_) return -EBADF;
   itimerspec spec{};
   spec.it_interval.tv_sec = static_cast<time_t>(period_ns / 1000000000ull);
   spec.it_interval.tv_nsec = static_cast<long>(period_ns % 1000000000ull);
   spec.it_value = spec.it_interval;
-  if (timer_settime(timer_, 0, &spec, nullptr) != 0) {
-    int error = errno;
+  return timer_settime(timer_, 0, &spec, nullptr) == 0 ? 0 : -errno;
+}
+
+int CpuTimer::open(pid_t tid, uint64_t period_ns, int signal) {
+  if (int result = create(tid, signal); result != 0) return result;
+  if (int result = arm(period_ns); result != 0) {
     close();
-    return -error;
+    return result;
   }
   return 0;
 }

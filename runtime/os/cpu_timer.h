@@ -1,5 +1,6 @@
-// The fallback sampling clock: a per-thread CPU-time POSIX timer delivering a signal to its thread.
-// Created and deleted on the owning thread or the profiler thread.
+// The CPU-time sampling clock: a per-thread CPU-time POSIX timer delivering a signal to its thread.
+// Created, armed, disarmed and deleted on any thread of the process (the owning thread or the
+// profiler thread), never in a signal handler.
 #pragma once
 #include <sys/types.h>
 #include <time.h>
@@ -15,10 +16,13 @@ class CpuTimer {
   CpuTimer& operator=(const CpuTimer&) = delete;
   ~CpuTimer() { close(); }
 
-  /// Arms a CLOCK_THREAD_CPUTIME_ID timer for thread `tid` that sends `signal` to it every
-  /// `period_ns` of its CPU time. Must be called on thread `tid` (its CPU clock is the caller's).
-  /// Returns 0 or -errno.
+  /// Creates and arms a timer on thread `tid`'s CPU clock (a thread of this process) that sends
+  /// `signal` to it every `period_ns` of its CPU time. Returns 0 or -errno.
   int open(pid_t tid, uint64_t period_ns, int signal);
+  /// Creates the timer disarmed (no cost to the thread until armed). Returns 0 or -errno.
+  int create(pid_t tid, int signal);
+  /// Arms a created timer with `period_ns`, or disarms it with 0. Returns 0 or -errno.
+  int arm(uint64_t period_ns);
   void close();
   bool is_open() const { return open_; }
 

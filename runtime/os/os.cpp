@@ -171,6 +171,19 @@ bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
   return true;
 }
 
+bool read_voluntary_switches(pid_t tid, uint64_t& switches) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
+  char text[4096];
+  if (!read_proc(path, text)) return false;
+  const char* field = std::strstr(text, "\nvoluntary_ctxt_switches:");
+  if (field == nullptr) return false;
+  unsigned long long value = 0;
+  if (std::sscanf(field + std::strlen("\nvoluntary_ctxt_switches:"), "%llu", &value) != 1) return false;
+  switches = value;
+  return true;
+}
+
 int usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -59,6 +59,9 @@ void* map_shared_anonymous(std::size_t bytes);
 /// Thread `tid`'s scheduler times (/proc/self/task/TID/schedstat): on a CPU and waiting on a run
 /// queue, in ns. False where the kernel has no schedstat (CONFIG_SCHED_INFO) or the thread is gone.
 bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns);
+/// How many times thread `tid` gave up its CPU by blocking or yielding (voluntary_ctxt_switches in
+/// /proc/self/task/TID/status). False when the thread is gone.
+bool read_voluntary_switches(pid_t tid, uint64_t& switches);
 /// The CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
 /// Whether process `pid` has exited (it is gone or a zombie), from /proc/PID/stat.

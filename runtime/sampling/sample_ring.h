@@ -60,6 +60,13 @@ class SampleRing {
 
   uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 
+  /// Producer side: the position the next push fills, and how many pushed samples the consumer has
+  /// not finished visiting (acquire: every position before them was visited, its slot free).
+  WHATIF_SIGNAL_SAFE uint32_t next_position() const { return head_.load(std::memory_order_relaxed); }
+  WHATIF_SIGNAL_SAFE uint32_t pending() const {
+    return head_.load(std::memory_order_relaxed) - tail_.load(std::memory_order_acquire);
+  }
+
  private:
   std::atomic<uint32_t> head_{0};
   std::atomic<uint32_t> tail_{0};

@@ -3,6 +3,7 @@
 #include "sampling/sampler.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "os/os.h"
 
@@ -24,9 +25,14 @@ int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   return perf_.enable();
 }
 
-void PerfThreadSampler::stop() {
-  if (perf_.is_open()) perf_.disable();
-  if (kernel_.is_open()) kernel_.disable();
+void PerfThreadSampler::stop() { set_enabled(false); }
+
+void PerfThreadSampler::set_enabled(bool enabled) {
+  for (os::PerfSampler* sampler : {&perf_, &kernel_}) {
+    if (!sampler->is_open()) continue;
+    if (enabled) sampler->enable();
+    else sampler->disable();
+  }
 }
 
 std::size_t PerfThreadSampler::drain(SampleVisitor visit, void* context) {
@@ -45,6 +51,19 @@ std::size_t PerfThreadSampler::drain(SampleVisitor visit, void* context) {
 }
 
 int TimerThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
+  prepare(tid);
+  keep_stacks();
+  return timer_.open(tid, period_ns, signal);
+}
+
+void TimerThreadSampler::keep_stacks() {
+  if (snapshot_storage_) return;
+  snapshot_storage_ = std::make_unique<Snapshot[]>(kSnapshots);
+  // Release pairs with the handler's acquire: it sees the storage allocated.
+  snapshots_.store(snapshot_storage_.get(), std::memory_order_release);
+}
+
+void TimerThreadSampler::prepare(pid_t tid) {
   tid_ = tid;
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -56,17 +75,67 @@ int TimerThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
     }
     pthread_attr_destroy(&attr);
   }
-  return timer_.open(tid, period_ns, signal);
+}
+
+int TimerThreadSampler::arm(uint64_t period_ns, int signal) {
+  if (!timer_.is_open()) {
+    if (period_ns == 0) return 0;
+    if (int result = timer_.create(tid_, signal); result != 0) return result;
+  }
+  return timer_.arm(period_ns);
 }
 
 void TimerThreadSampler::stop() { timer_.close(); }
+
+int AdaptiveThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
+  period_ns_ = period_ns;
+  signal_ = signal;
+  timer_.prepare(tid);  // on this thread: its stack bounds; the timer itself only if it is needed
+  return perf_.start(tid, period_ns, signal);
+}
+
+void AdaptiveThreadSampler::lock() {
+  while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();  // pthread mutexes are interposed
+}
+
+void AdaptiveThreadSampler::stop() {
+  lock();
+  stopped_ = true;
+  perf_.stop();
+  timer_.arm(0, signal_);
+  unlock();
+}
+
+bool AdaptiveThreadSampler::use_timer(bool on) {
+  lock();
+  if (!stopped_ && on != on_timer()) {
+    // The old backend stops before the new one starts: for a moment neither samples, rather than both.
+    if (on) {
+      timer_.keep_stacks();
+      perf_.set_enabled(false);
+      if (timer_.arm(period_ns_, signal_) == 0) on_timer_.store(true, std::memory_order_relaxed);
+      else perf_.set_enabled(true);  // no timer to be had (the process's limit): it stays on perf
+    } else {
+      timer_.arm(0, signal_);
+      perf_.set_enabled(true);
+      on_timer_.store(false, std::memory_order_relaxed);
+    }
+  }
+  unlock();
+  return on_timer();
+}
+
+std::size_t AdaptiveThreadSampler::drain(SampleVisitor visit, void* context) {
+  return perf_.drain(visit, context) + timer_.drain(visit, context);
+}
 
 std::size_t TimerThreadSampler::drain(SampleVisitor visit, void* context) {
   return ring_.drain([&](const os::RawSample& sample) { visit(context, sample); });
 }
 
-std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind) {
+std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind, bool adaptive) {
   if (kind == SamplerKind::kTimer) return std::make_unique<TimerThreadSampler>();
+  if (adaptive) return std::make_unique<AdaptiveThreadSampler>(kind == SamplerKind::kPerfEvent);
   return std::make_unique<PerfThreadSampler>(kind == SamplerKind::kPerfEvent);
 }
 

@@ -1,11 +1,12 @@
-// Per-thread samplers behind one interface: perf_event task-clock (default) or a CPU-time timer
-// (fallback when perf_event_open is denied). start/stop run on the sampled thread; drain runs on
-// the profiler thread; on_signal runs in the sampled thread's signal handler; scan_own runs on
-// the sampled thread in either context.
+// Per-thread samplers behind one interface: perf_event task-clock, a CPU-time timer (when
+// perf_event_open is denied, or asked for), or the adaptive pair of both (default) that the profiler
+// switches per thread. start/stop run on the sampled thread; drain and use_timer on the profiler
+// thread; on_signal in the sampled thread's signal handler; scan_own on the sampled thread in either context.
 #pragma once
 #include <signal.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,13 @@ class ThreadSampler {
   /// Signal handler on the sampled thread: records a sample if this signal is this backend's
   /// tick. Returns true when the thread should now run its delay check.
   WHATIF_SIGNAL_SAFE virtual bool on_signal(const siginfo_t* info, void* ucontext) = 0;
+  /// Profiler thread: moves the thread to the timer (true) or back to perf_event (false), where the
+  /// backend can switch (the adaptive sampler). Returns whether the thread now samples with the timer.
+  virtual bool use_timer(bool) { return on_timer(); }
+  /// Whether the thread samples with a CPU-time timer now (any thread; a relaxed reading).
+  virtual bool on_timer() const { return false; }
+  /// Whether use_timer can switch this backend.
+  virtual bool switchable() const { return false; }
 
   /// 1: a thread credits its own samples and pays what it owes at every sample, close to the
   /// paper's immediate pauses (every 10th sample delayed both by up to 10 ms of its CPU time).
@@ -56,6 +64,10 @@ class PerfThreadSampler final : public ThreadSampler {
     perf_.scan_own(visit, context);
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+  bool on_timer() const override { return false; }
+  /// Disables (false) or re-enables (true) the thread's events without closing them: a disabled
+  /// event costs its thread nothing at context switches; its ring stays drainable.
+  void set_enabled(bool enabled);
   /// Whether kernel-mode time is sampled on this thread (the second event opened).
   bool samples_kernel() const { return kernel_.is_open(); }
   /// Kernel-mode samples dropped because the thread was not in a system call (profiler thread).
@@ -72,20 +84,76 @@ class TimerThreadSampler final : public ThreadSampler {
  public:
   int start(pid_t tid, uint64_t period_ns, int signal) override;
   void stop() override;
+  /// The sampled thread: notes its stack's bounds (frame-pointer walks stay inside), without a timer.
+  void prepare(pid_t tid);
+  /// Any thread but a handler, after prepare: creates the timer on first use and arms it (period_ns)
+  /// or disarms it (0). Returns 0 or -errno.
+  int arm(uint64_t period_ns, int signal);
+  /// Any thread but a handler, before the timer is armed: from now on samples carry the thread's
+  /// registers and the top of its stack (as perf's do) while fewer than kSnapshots wait to be
+  /// drained, so the profiler unwinds them with DWARF CFI: time in a library or a system call goes to
+  /// the line that called it, where frame-pointer chains break (code built without frame pointers).
+  void keep_stacks();
   std::size_t drain(SampleVisitor visit, void* context) override;
   uint64_t lost() const override { return ring_.lost(); }
   WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
     ring_.scan_own(visit, context);
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+  bool on_timer() const override { return true; }
 
  private:
+  /// The timer fires at most once a scheduler tick and the profiler drains every millisecond: 16
+  /// snapshots are tens of ms of slack (a sample taken with more pending goes without a stack).
+  static constexpr uint32_t kSnapshots = 16;
+  struct Snapshot {
+    os::UserStack user;
+    unsigned char bytes[os::PerfSampler::kStackBytes];
+  };
+  /// Signal handler: fills `snapshot` from the interrupted context; false when its sp is off this
+  /// thread's stack.
+  WHATIF_SIGNAL_SAFE bool take_snapshot(const void* ucontext, Snapshot& snapshot) const;
+
   os::CpuTimer timer_;
   SampleRing ring_;
+  std::unique_ptr<Snapshot[]> snapshot_storage_;  // kSnapshots, once keep_stacks ran
+  std::atomic<Snapshot*> snapshots_{nullptr};    // published to the handler (release/acquire)
   pid_t tid_ = 0;
   uintptr_t stack_low_ = 0;   // frame-pointer walks stay inside [stack_low_, stack_high_)
   uintptr_t stack_high_ = 0;
   uint32_t ticks_ = 0;
+};
+
+/// perf_event first; the profiler moves a thread to the CPU-time timer while it switches contexts too
+/// often for per-thread perf events (switch_rule.h), and back. Both backends' rings are drained and
+/// scanned whichever is on: samples taken just before a switch are kept.
+class AdaptiveThreadSampler final : public ThreadSampler {
+ public:
+  explicit AdaptiveThreadSampler(bool with_kernel) : perf_(with_kernel) {}
+  int start(pid_t tid, uint64_t period_ns, int signal) override;
+  void stop() override;
+  std::size_t drain(SampleVisitor visit, void* context) override;
+  uint64_t lost() const override { return perf_.lost() + timer_.lost(); }
+  WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
+    perf_.scan_own(visit, context);
+    timer_.scan_own(visit, context);
+  }
+  WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
+  bool use_timer(bool on) override;
+  bool on_timer() const override { return on_timer_.load(std::memory_order_relaxed); }
+  bool switchable() const override { return true; }
+
+ private:
+  void lock();
+  void unlock() { lock_.clear(std::memory_order_release); }
+
+  PerfThreadSampler perf_;
+  TimerThreadSampler timer_;
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;  // stop (sampled thread) against use_timer (profiler)
+  std::atomic<bool> on_timer_{false};
+  bool stopped_ = false;  // under lock_
+  uint64_t period_ns_ = 0;
+  int signal_ = 0;
 };
 
 /// Whether the instruction before `user_ip` is a `syscall`: where a thread in a system call entered the
@@ -96,6 +164,8 @@ bool after_system_call(uint64_t user_ip);
 /// kPerfEventUser only user time (perf_event_paranoid >= 2 without CAP_PERFMON, or WHATIF_SAMPLER=user).
 enum class SamplerKind { kPerfEvent, kPerfEventUser, kTimer };
 const char* sampler_name(SamplerKind kind);
-std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind);
+/// `adaptive`: a perf_event kind inside an AdaptiveThreadSampler (the default; WHATIF_SAMPLER=perf
+/// keeps perf_event on every thread).
+std::unique_ptr<ThreadSampler> make_sampler(SamplerKind kind, bool adaptive = false);
 
 }  // namespace whatif::sampling

@@ -2,6 +2,9 @@
 // signal. Signal-safe only: no allocation, locks, stdio or exceptions.
 #include <ucontext.h>
 
+#include <asm/perf_regs.h>
+
+#include "os/os.h"
 #include "sampling/sampler.h"
 
 namespace whatif::sampling {
@@ -9,6 +12,14 @@ namespace whatif::sampling {
 WHATIF_SIGNAL_SAFE bool PerfThreadSampler::on_signal(const siginfo_t* info, void*) {
   // The kernel signals after kSamplesPerSignal samples (si_code POLL_IN/POLL_HUP from O_ASYNC).
   return info->si_code != SI_TIMER;
+}
+
+WHATIF_SIGNAL_SAFE bool AdaptiveThreadSampler::on_signal(const siginfo_t* info, void* ucontext) {
+  // A timer tick records a sample whichever backend is on now: one queued before a switch back to
+  // perf still stands for CPU time the thread spent. Anything else (perf's POLL_IN, a wake-up from
+  // the runtime) just checks delays.
+  if (info->si_code == SI_TIMER) return timer_.on_signal(info, ucontext);
+  return true;
 }
 
 WHATIF_SIGNAL_SAFE bool TimerThreadSampler::on_signal(const siginfo_t* info, void* ucontext) {
@@ -36,8 +47,44 @@ WHATIF_SIGNAL_SAFE bool TimerThreadSampler::on_signal(const siginfo_t* info, voi
     frame = next;
   }
   sample.callchain_length = length;
+  sample.user = nullptr;
+  // The slot of this position is free once fewer than kSnapshots samples wait: the one kSnapshots
+  // before it was visited (pending's acquire), and no waiting one shares its slot.
+  if (Snapshot* snapshots = snapshots_.load(std::memory_order_acquire); snapshots != nullptr && ring_.pending() < kSnapshots) {
+    Snapshot& snapshot = snapshots[ring_.next_position() % kSnapshots];
+    if (take_snapshot(ucontext, snapshot)) sample.user = &snapshot.user;
+  }
   ring_.push(sample);
   return ++ticks_ % kSamplesPerSignal == 0;
+}
+
+WHATIF_SIGNAL_SAFE bool TimerThreadSampler::take_snapshot(const void* ucontext, Snapshot& snapshot) const {
+  const auto* context = static_cast<const ucontext_t*>(ucontext);
+  const greg_t* g = context->uc_mcontext.gregs;
+  uint64_t sp = static_cast<uint64_t>(g[REG_RSP]);
+  if (sp < stack_low_ || sp >= stack_high_) return false;  // an alternate or foreign stack
+  // perf's register numbering (asm/perf_regs.h), as unwinding reads the perf sampler's.
+  uint64_t* regs = snapshot.user.regs;
+  for (int i = 0; i < os::UserStack::kRegisterCount; ++i) regs[i] = 0;
+  regs[PERF_REG_X86_AX] = static_cast<uint64_t>(g[REG_RAX]);
+  regs[PERF_REG_X86_BX] = static_cast<uint64_t>(g[REG_RBX]);
+  regs[PERF_REG_X86_CX] = static_cast<uint64_t>(g[REG_RCX]);
+  regs[PERF_REG_X86_DX] = static_cast<uint64_t>(g[REG_RDX]);
+  regs[PERF_REG_X86_SI] = static_cast<uint64_t>(g[REG_RSI]);
+  regs[PERF_REG_X86_DI] = static_cast<uint64_t>(g[REG_RDI]);
+  regs[PERF_REG_X86_BP] = static_cast<uint64_t>(g[REG_RBP]);
+  regs[PERF_REG_X86_SP] = sp;
+  regs[PERF_REG_X86_IP] = static_cast<uint64_t>(g[REG_RIP]);
+  const int general[] = {REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+  for (int i = 0; i < 8; ++i) regs[PERF_REG_X86_R8 + i] = static_cast<uint64_t>(g[general[i]]);
+  uint64_t size = stack_high_ - sp < sizeof(snapshot.bytes) ? stack_high_ - sp : sizeof(snapshot.bytes);
+  // process_vm_readv, not memcpy: never faults, and a sanitizer does not read the other frames'
+  // red zones as an overflow.
+  if (!os::read_memory(sp, snapshot.bytes, static_cast<std::size_t>(size))) return false;
+  snapshot.user.stack_start = sp;
+  snapshot.user.size = static_cast<uint32_t>(size);
+  snapshot.user.bytes = snapshot.bytes;
+  return true;
 }
 
 }  // namespace whatif::sampling

@@ -13,6 +13,7 @@
 #include "delays/delays.h"
 #include "lbr/tracer.h"
 #include "sampling/sampler.h"
+#include "sampling/switch_rule.h"
 
 namespace whatif::threads {
 
@@ -29,6 +30,10 @@ struct ThreadState {
   uint64_t sched_run_ns = 0;   ///< profiler thread only: schedstat at the last contention window
   uint64_t sched_wait_ns = 0;  ///< profiler thread only
   bool sched_known = false;    ///< profiler thread only: the two above hold a reading
+  uint64_t voluntary_switches = 0;  ///< profiler thread only: at the last reading, for the adaptive sampler
+  bool switches_known = false;      ///< profiler thread only
+  sampling::SwitchState sampler_switch;  ///< profiler thread only: the adaptive sampler's rule
+  bool used_timer = false;     ///< profiler thread only: an adaptive sampler moved it to the timer once
 };
 
 /// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).

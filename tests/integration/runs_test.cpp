@@ -128,6 +128,62 @@ TEST_F(Integration, TimerSamplerProducesExperimentsAndSamples) {
   EXPECT_GT(samples_for(p, marker_spec("two_threads.c", "fb")), 0);
 }
 
+/// The number after `key=` in a program's output, or -1.
+double printed(const std::string& out, const std::string& key) {
+  std::size_t at = out.find(key + "=");
+  return at == std::string::npos ? -1 : std::stod(out.substr(at + key.size() + 1));
+}
+
+/// The end-of-run warning naming the threads the adaptive sampler moved to the timer, or "".
+std::string timer_summary(const Profile& p) {
+  for (const std::string& w : p.warnings) {
+    if (w.find("sampled with the CPU-time timer") != std::string::npos) return w;
+  }
+  return {};
+}
+
+/// Whether the summary's list of thread ids holds `tid`.
+bool names_thread(const std::string& summary, long tid) {
+  std::size_t open = summary.find("(tid"), close = summary.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) return false;
+  std::string list = summary.substr(open, close - open) + ",";
+  return list.find(" " + std::to_string(tid) + ",") != std::string::npos;
+}
+
+TEST_F(Integration, AThreadThatBlocksThousandsOfTimesASecondIsSampledByTheTimerOnItsOwnLine) {
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("switchy"), "1500"});
+  ASSERT_EQ(e.status, 0) << e;
+  long server = static_cast<long>(printed(e.out, "server_tid")), steady = static_cast<long>(printed(e.out, "steady_tid"));
+  double request_ms = printed(e.out, "request_cpu_ms");
+  ASSERT_GT(server, 0) << e;
+  ASSERT_GT(steady, 0) << e;
+  ASSERT_GT(request_ms, 50) << "the server thread barely ran: " << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_EQ(p.headers.at(0).sampler, "perf_event") << "every thread starts on perf_event";
+  std::string summary = timer_summary(p);
+  ASSERT_FALSE(summary.empty()) << "no thread moved to the timer sampler: " << e;
+  EXPECT_TRUE(names_thread(summary, server)) << summary << "\nserver thread " << server;
+  EXPECT_FALSE(names_thread(summary, steady)) << "a thread that never blocks kept perf_event: " << summary;
+  // The server's samples still land on its line: about one per ms of the CPU time it spent there.
+  double samples = samples_for(p, marker_spec("switchy.c", "request"));
+  EXPECT_GT(samples, 0.5 * request_ms) << samples << " samples for " << request_ms << " ms of CPU time on the line";
+  EXPECT_LT(samples, 1.5 * request_ms) << samples << " samples for " << request_ms << " ms of CPU time on the line";
+  EXPECT_GT(samples_for(p, marker_spec("switchy.c", "steady")), 0);
+  EXPECT_GE(p.experiments.size(), 3u);
+}
+
+TEST_F(Integration, SamplerPerfKeepsEveryThreadOnPerfEvent) {
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20", "--sampler", "perf"}, {program("switchy"), "600"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_EQ(timer_summary(p), "") << "--sampler perf moved a thread to the timer";
+  EXPECT_GT(samples_for(p, marker_spec("switchy.c", "request")), 0);
+}
+
 TEST_F(Integration, EndToEndRecordsOneExperimentForTheWholeRun) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--end-to-end"}, {program("two_threads"), "600"});

@@ -132,8 +132,20 @@ TEST_F(ConfigTest, TheLaunchersDefaultsAreTheRuntimesDefaults) {
   EXPECT_FALSE(config.fixed_speedup_percent);
   EXPECT_FALSE(config.seed_given);
   EXPECT_FALSE(config.force_timer_sampler);
+  EXPECT_FALSE(config.perf_only_sampler) << "by default busy-switching threads may move to the timer";
   EXPECT_FALSE(config.follow_children);
   EXPECT_TRUE(config.instruction_counts) << "per-instruction counts are on by default";
+}
+
+TEST_F(ConfigTest, SamplerPerfKeepsPerfEventOnEveryThread) {
+  cli::RunOptions options;
+  options.command = {"./app"};
+  options.sampler = "perf";
+  Config config = through_the_environment(options);
+  EXPECT_TRUE(config.errors.empty());
+  EXPECT_TRUE(config.perf_only_sampler);
+  EXPECT_FALSE(config.force_timer_sampler);
+  EXPECT_FALSE(config.user_only_sampler);
 }
 
 TEST(LauncherCommandLine, FirstSeparatorHandsTheRestToTheProgramVerbatim) {

@@ -1,0 +1,82 @@
+// Unit tests of the adaptive sampler's switching rule (runtime/sampling/switch_rule.h): when a thread
+// moves from perf_event to the CPU-time timer and back, with its hysteresis. Pure; the test thread.
+#include "sampling/switch_rule.h"
+
+#include <gtest/gtest.h>
+
+namespace whatif::sampling {
+namespace {
+
+constexpr uint64_t kMs = 1000000;
+
+TEST(SwitchRule, AComputingThreadStaysOnPerf) {
+  SwitchState state;
+  // 20 ms windows of CPU time with a preemption-free loop: 1 voluntary switch each.
+  for (int window = 0; window < 50; ++window) EXPECT_FALSE(next_on_timer(state, 20 * kMs, 1)) << window;
+}
+
+TEST(SwitchRule, AServerThreadMovesToTheTimerOnceItsWindowHoldsEnoughEvidence) {
+  SwitchState state;
+  // A request thread: 20 us of CPU per request, blocking after each (50,000 switches per CPU-second).
+  // 50 switches in 1 ms of CPU: too little evidence yet (under 100 switches and 10 ms).
+  EXPECT_FALSE(next_on_timer(state, 1 * kMs, 50));
+  // The next window completes it: 100 switches in 2 ms.
+  EXPECT_TRUE(next_on_timer(state, 1 * kMs, 50));
+  EXPECT_TRUE(state.on_timer);
+}
+
+TEST(SwitchRule, TheThresholdIsSwitchesPerCpuSecond) {
+  // 10 ms of CPU: 20 switches is exactly 2000 per CPU-second (moves), 19 is under (stays).
+  SwitchState at;
+  EXPECT_TRUE(next_on_timer(at, 10 * kMs, 20));
+  SwitchState under;
+  EXPECT_FALSE(next_on_timer(under, 10 * kMs, 19));
+}
+
+TEST(SwitchRule, AThreadBetweenTheThresholdsDoesNotFlap) {
+  SwitchState state;
+  ASSERT_TRUE(next_on_timer(state, 10 * kMs, 100));  // 10,000 per CPU-second: to the timer
+  // 1000 per CPU-second: under the 2000 that moved it, over the 500 that moves it back. It stays.
+  for (int window = 0; window < 20; ++window) EXPECT_TRUE(next_on_timer(state, 10 * kMs, 10)) << window;
+  // A thread on perf at the same rate stays on perf.
+  SwitchState on_perf;
+  for (int window = 0; window < 20; ++window) EXPECT_FALSE(next_on_timer(on_perf, 10 * kMs, 10)) << window;
+}
+
+TEST(SwitchRule, BackToPerfOnlyAfterSeveralCalmWindowsInARow) {
+  SwitchState state;
+  ASSERT_TRUE(next_on_timer(state, 10 * kMs, 100));
+  // Calm windows (100 per CPU-second) must come kCalmWindows in a row; a busy one resets the count.
+  for (uint32_t i = 0; i + 1 < SwitchRule::kCalmWindows; ++i) EXPECT_TRUE(next_on_timer(state, 10 * kMs, 1));
+  EXPECT_TRUE(next_on_timer(state, 10 * kMs, 100)) << "a busy window in between";
+  for (uint32_t i = 0; i + 1 < SwitchRule::kCalmWindows; ++i) EXPECT_TRUE(next_on_timer(state, 10 * kMs, 1));
+  EXPECT_FALSE(next_on_timer(state, 10 * kMs, 1)) << "the last calm window in a row moves it back";
+  EXPECT_EQ(state.calm, 0u);
+}
+
+TEST(SwitchRule, AnIdleThreadKeepsItsSampler) {
+  // A thread that neither runs nor switches gives no evidence: it stays where it is, on either side.
+  SwitchState on_perf;
+  SwitchState on_timer;
+  ASSERT_TRUE(next_on_timer(on_timer, 10 * kMs, 100));
+  for (int window = 0; window < 100; ++window) {
+    EXPECT_FALSE(next_on_timer(on_perf, 0, 0));
+    EXPECT_TRUE(next_on_timer(on_timer, 0, 0));
+  }
+}
+
+TEST(SwitchRule, SwitchesWithoutCpuTimeAreJudgedWithoutDividingByZero) {
+  // A thread that blocked 100 times in a window the kernel charged no CPU time to (coarse accounting).
+  SwitchState state;
+  EXPECT_TRUE(next_on_timer(state, 0, 100));
+}
+
+TEST(SwitchRule, HugeCountsDoNotOverflow) {
+  SwitchState busy;
+  EXPECT_TRUE(next_on_timer(busy, 1000 * kMs, UINT64_MAX / 2));
+  SwitchState calm;
+  EXPECT_FALSE(next_on_timer(calm, UINT64_MAX / 4, 1000));
+}
+
+}  // namespace
+}  // namespace whatif::sampling
