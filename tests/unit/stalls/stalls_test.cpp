@@ -196,16 +196,12 @@ TEST(StallsTest, AnUnstalledLoopWhoseSamplesNameOneInstructionGetsItsExactFreque
   // a small M_i made it many times larger.
   ChaseLoop c = chase_loop();
   ASSERT_NE(c.function, nullptr);
-  const Function* chase = c.function;
-  const std::vector<InstructionResult>& loop = c.loop;
-  auto load = c.load;
-  ASSERT_TRUE(load != loop.end() && load + 1 != loop.end());
-  double latency = c.latency;
-  ASSERT_GE(latency, 3);
-  std::map<uint64_t, double> counts = {{(load + 1)->address, 1000 * latency}};
+  ASSERT_TRUE(c.load != c.loop.end() && c.load + 1 != c.loop.end());
+  ASSERT_GE(c.latency, 3);
+  std::map<uint64_t, double> counts = {{(c.load + 1)->address, 1000 * c.latency}};
   for (const Options& options : {Options{}, no_skid()}) {
-    ProcedureResult result = analyse(kernels(), *chase, "kernels", counts, nullptr, options);
-    for (const InstructionResult& row : loop) {
+    ProcedureResult result = analyse(kernels(), *c.function, "kernels", counts, nullptr, options);
+    for (const InstructionResult& row : c.loop) {
       EXPECT_NEAR(at(result, row.address).frequency, 1000, 50) << row.text << (options.skid ? "" : " (--no-skid)");
     }
   }
@@ -233,17 +229,13 @@ TEST(StallsTest, ALoadChainWhoseSamplesAllNameOneInstructionRanksTheDCacheFirst)
   // ranking hung on whether a stray sample fell on another instruction (1 run in 2).
   ChaseLoop c = chase_loop();
   ASSERT_NE(c.function, nullptr);
-  const Function* chase = c.function;
-  const std::vector<InstructionResult>& loop = c.loop;
-  auto load = c.load;
-  ASSERT_TRUE(load != loop.end() && load + 1 != loop.end());
-  double latency = c.latency;
-  ProcedureResult result = analyse(kernels(), *chase, "kernels", {{(load + 1)->address, 1000 * latency}}, nullptr, Options{});
-  const InstructionResult& row = at(result, load->address);
+  ASSERT_TRUE(c.load != c.loop.end() && c.load + 1 != c.loop.end());
+  ProcedureResult result = analyse(kernels(), *c.function, "kernels", {{(c.load + 1)->address, 1000 * c.latency}}, nullptr, Options{});
+  const InstructionResult& row = at(result, c.load->address);
   EXPECT_EQ(row.confidence, Confidence::low);
   ASSERT_FALSE(row.culprits.empty()) << "the load's wait may be a miss";
   EXPECT_EQ(row.culprits.front().cause, Cause::dcache);
-  EXPECT_EQ(row.culprits.front().instruction, load->address);
+  EXPECT_EQ(row.culprits.front().instruction, c.load->address);
   EXPECT_EQ(first_cause(result), Cause::dcache) << render_summary(result);
   EXPECT_GT(cause_high(result, Cause::dcache), 0.8 * result.summary.total_cycles) << render_summary(result);
   EXPECT_NE(render_annotate(result).find("F is an upper bound"), std::string::npos) << "the listing says why the bound is larger";
