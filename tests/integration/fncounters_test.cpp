@@ -38,8 +38,7 @@ TEST_F(Integration, CountersCountSelectedFunctionsPerThread) {
                                     "# known-answer functions\nfunction parent\nfunction leaf\nfunction recurse\n"
                                     "events page-faults,context-switches\n");
   std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program("fncounters")});
   ASSERT_EQ(e.status, 0) << e;
   Profile profile = load_profile(out);
   auto threads = by_thread(profile);
@@ -91,9 +90,7 @@ TEST_F(Integration, CountersCountSelectedFunctionsPerThread) {
 TEST_F(Integration, CountersReportUnavailableEventsAndStillCountTime) {
   std::string config = write_config(path("counters.conf"), "function leaf\nevents page-faults\n");
   std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")},
-              {{"WHATIF_UNAVAILABLE_EVENTS", "page-faults"}}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program("fncounters")}, {{"WHATIF_UNAVAILABLE_EVENTS", "page-faults"}});
   ASSERT_EQ(e.status, 0) << e;
   Profile profile = load_profile(out);
   std::size_t said = 0;
@@ -251,8 +248,7 @@ TEST_F(Integration, CounterIntervalsGiveUtilisationAndSayWhyCpiIsMissing) {
     std::string out = path(forced ? "forced.jsonl" : "profile.jsonl");
     Environment env;
     if (forced) env.emplace_back("WHATIF_UNAVAILABLE_EVENTS", "instructions,cycles");
-    Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, env, dir_);
-    Exit e = child.wait();
+    Exit e = whatif(out, {"--counters", config}, {program("fncounters")}, env);
     ASSERT_EQ(e.status, 0) << e;
     auto intervals = intervals_of(out);
     ASSERT_GE(intervals.size(), 2u) << read_file(out);
@@ -285,8 +281,7 @@ TEST_F(Integration, CountersCycleEventSetsByCallCount) {
                                     "function parent\nfunction leaf\nfunction recurse\n"
                                     "eventset page-faults\neventset context-switches\ncycle 1\n");
   std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program("fncounters")});
   ASSERT_EQ(e.status, 0) << e;
   Profile profile = load_profile(out);
   std::map<std::string, double> measured;
@@ -320,8 +315,7 @@ TEST_F(Integration, CountersSayHowEventsAreReadRdpmcOrReadAndWhy) {
     std::string out = path(off ? "off.jsonl" : "profile.jsonl");
     Environment env;
     if (off) env.emplace_back("WHATIF_RDPMC", "off");
-    Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, env, dir_);
-    Exit e = child.wait();
+    Exit e = whatif(out, {"--counters", config}, {program("fncounters")}, env);
     ASSERT_EQ(e.status, 0) << e;
     Profile profile = load_profile(out);
     std::string said;
@@ -344,8 +338,7 @@ TEST_F(Integration, CountersSayHowEventsAreReadRdpmcOrReadAndWhy) {
 TEST_F(Integration, ExportPprofCarriesCountersThatGoToolPprofReads) {
   std::string config = write_config(path("counters.conf"), "function parent\nfunction leaf\nevents page-faults\n");
   std::string out = path("profile.jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters")}, {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program("fncounters")});
   ASSERT_EQ(e.status, 0) << e;
   std::string pprof = path("profile.pb.gz");
   Child exporter({kLauncher, "export", "--pprof", "-o", pprof, out}, {}, dir_);
@@ -391,8 +384,7 @@ TEST_F(Integration, CountersPatchTheEntriesOfAPatchableBuild) {
   SCOPED_TRACE(build);  // the second puts the NOPs after an endbr64 (-fcf-protection)
   std::string config = write_config(path("counters.conf"), "function parent\nfunction leaf\nfunction recurse\n");
   std::string out = path(std::string(build) + ".jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program(build)}, {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program(build)});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("done"), std::string::npos) << "the patched program ran to its end: " << e;
   Profile profile = load_profile(out);
@@ -515,8 +507,7 @@ TEST_F(Integration, CountersFollowAnExceptionThroughAPatchedFunction) {
   // its end, and every call count as one call with its time.
   std::string config = write_config(path("throw.conf"), "function selected\nfunction outer\nfunction relay\n");
   std::string out = path("throw.jsonl");
-  Child child({kLauncher, "run", "--counters", config, "-o", out, "---", program("fncounters_throw")}, {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(out, {"--counters", config}, {program("fncounters_throw")});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("caught 10 in outer, 1 in main, 2 relayed"), std::string::npos) << e;
   Profile profile = load_profile(out);
@@ -534,9 +525,7 @@ TEST_F(Integration, CountersLetPthreadExitUnwindThroughAPatchedFunction) {
   // quit() is patched and calls pthread_exit: glibc unwinds the thread to run the cleanup handler its
   // body pushed, which it cannot find past a hijacked return address.
   std::string config = write_config(path("pexit.conf"), "function quit\n");
-  Child child({kLauncher, "run", "--counters", config, "-o", path("pexit.jsonl"), "---", program("fncounters_pexit")},
-              {}, dir_);
-  Exit e = child.wait();
+  Exit e = whatif(path("pexit.jsonl"), {"--counters", config}, {program("fncounters_pexit")});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("cleanup ran\njoined"), std::string::npos) << e;
 }
