@@ -134,7 +134,8 @@ struct PointData {
   PointKind kind = PointKind::throughput;
   std::map<std::string, std::map<long, std::vector<Unit>>> by_line;
   std::vector<Unit> baseline;  ///< every speedup-0 unit of every line: the run-wide baseline
-  std::vector<std::string> baseline_lines;  ///< the selected line of each baseline unit
+  std::vector<Unit> units;                   ///< every unit, in experiment order (the noise estimate)
+  std::vector<std::pair<std::string, long>> unit_cells;  ///< each unit's cell: (line, speedup key)
   Noise noise;
   PointSummary summary;
 };
@@ -186,18 +187,20 @@ PhaseCorrection phase_for(const LineData& line, const Options& options) {
   return phase;
 }
 
-/// Each baseline experiment's period relative to its own line's pooled baseline period, summed in
-/// experiment order: sigma^2 = sum (p_i / P_line - 1)^2 / (experiments - lines). Within-line
-/// deviations, so that lines selected in different phases of the program do not count as noise.
+/// Each experiment's period relative to its own cell's pooled period (the cell: its line and speedup),
+/// summed in experiment order: sigma^2 = sum (p_i / P_cell - 1)^2 / (experiments - cells). Within-cell
+/// deviations, so that neither the effect of a speedup nor lines selected in different phases of the
+/// program count as noise. Every cell, not only the baselines: the noise floor applies sigma to the sped
+/// cells as well, and experiments under a virtual speedup are often the noisier ones (pauses, phases).
 Noise estimate_noise(const PointData& data) {
   Noise noise;
-  std::map<std::string, std::pair<double, int>> lines;  // line -> (pooled baseline period, experiments)
+  std::map<std::pair<std::string, long>, std::pair<double, int>> cells;  // cell -> (pooled period, used)
   double sum = 0;
   int used = 0;
-  for (size_t i = 0; i < data.baseline.size(); ++i) {
-    auto [it, inserted] = lines.try_emplace(data.baseline_lines[i], kNaN, 0);
-    if (inserted) it->second.first = period_of(data.kind, data.by_line.at(it->first).at(0));
-    const Unit& unit = data.baseline[i];
+  for (size_t i = 0; i < data.units.size(); ++i) {
+    auto [it, inserted] = cells.try_emplace(data.unit_cells[i], kNaN, 0);
+    if (inserted) it->second.first = period_of(data.kind, data.by_line.at(it->first.first).at(it->first.second));
+    const Unit& unit = data.units[i];
     double own = period(data.kind, unit.duration, unit.visits, unit.in_flight);
     double pooled = it->second.first;
     if (!finite(own) || !finite(pooled)) continue;
@@ -207,7 +210,7 @@ Noise estimate_noise(const PointData& data) {
     ++it->second.second;
   }
   int groups = 0;
-  for (const auto& [name, line] : lines) groups += line.second > 0;
+  for (const auto& [cell, counted] : cells) groups += counted.second > 0;
   noise.degrees = used - groups;
   if (noise.degrees >= kMinNoiseDegrees) {
     noise.known = true;
@@ -487,9 +490,10 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
           unit.in_flight = observation.in_flight_avg * experiment.effective_duration_ns;
         }
         data.by_line[experiment.selected][key].push_back(unit);
+        data.units.push_back(unit);
+        data.unit_cells.emplace_back(experiment.selected, key);
         if (key == 0) {
           data.baseline.push_back(unit);
-          data.baseline_lines.push_back(experiment.selected);
           ++data.summary.baseline_experiments;
         }
         ++data.summary.experiments;
@@ -531,9 +535,9 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
           "progress point '{}' has no baseline (speedup 0) experiments: no speedups can be computed for it", name));
     else if (!data.noise.known)
       report.warnings.push_back(fmt::format(
-          "progress point '{}' has too few repeated baseline (speedup 0) experiments to estimate their noise "
-          "({} degrees of freedom, {} needed): speedups measured once have no interval, and lines are ranked "
-          "by impact alone",
+          "progress point '{}' has too few repeated experiments (two or more of one line at one speedup) to "
+          "estimate their noise ({} degrees of freedom, {} needed): speedups measured once have no interval, and "
+          "lines are ranked by impact alone",
           name, data.noise.degrees, kMinNoiseDegrees));
     report.points.push_back(summary);
   }

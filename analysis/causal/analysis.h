@@ -86,8 +86,8 @@ struct PointSummary {
   double mean_visits = 0;    ///< per experiment
   int baseline_experiments = 0;
   bool noise_known = false;  ///< at least kMinNoiseDegrees degrees of freedom
-  double noise = 0;          ///< per-experiment relative standard deviation of the baseline period
-  int noise_degrees = 0;     ///< its degrees of freedom: baseline experiments minus lines pooled
+  double noise = 0;          ///< per-experiment relative standard deviation of the period within a cell
+  int noise_degrees = 0;     ///< its degrees of freedom: experiments minus cells (line, speedup) pooled
 };
 
 struct Report {

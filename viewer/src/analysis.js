@@ -161,7 +161,7 @@ function collect(profiles, report) {
         if (duplicate) continue;
         let data = points.get(observation.name);
         if (!data) {
-          data = { kind: observation.kind, byLine: new Map(), baseline: [], baselineLines: [], noise: null,
+          data = { kind: observation.kind, byLine: new Map(), baseline: [], units: [], unitCells: [], noise: null,
             summary: { name: observation.name, kind: observation.kind, experiments: 0, visits: 0, meanVisits: 0, baselineExperiments: 0 } };
           points.set(observation.name, data);
         } else if (data.kind !== observation.kind) {
@@ -176,9 +176,10 @@ function collect(profiles, report) {
         let group = groups.get(key);
         if (!group) { group = []; groups.set(key, group); }
         group.push(unit);
+        data.units.push(unit);
+        data.unitCells.push([experiment.selected, key]);
         if (key === 0) {
           data.baseline.push(unit);
-          data.baselineLines.push(experiment.selected);
           data.summary.baselineExperiments++;
         }
         data.summary.experiments++;
@@ -200,29 +201,31 @@ function collect(profiles, report) {
 }
 
 /**
- * Per-experiment relative noise of a point's period, pooled over the lines' own baselines, summed in
- * experiment order: sigma^2 = sum (p_i / P_line - 1)^2 / (experiments - lines) (as in analysis.cpp).
+ * Each experiment's period relative to its own cell's pooled period (the cell: its line and speedup),
+ * summed in experiment order: sigma^2 = sum (p_i / P_cell - 1)^2 / (experiments - cells), as in
+ * analysis.cpp. Every cell, not only the baselines: the noise floor applies sigma to the sped cells too.
  */
 function estimateNoise(data) {
-  const lines = new Map();  // line -> { pooled, used }
+  const cells = new Map();  // line + "\n" + key -> { pooled, used }
   let sum = 0, used = 0;
-  for (let i = 0; i < data.baseline.length; i++) {
-    const lineName = data.baselineLines[i];
-    let line = lines.get(lineName);
-    if (!line) {
-      line = { pooled: periodOf(data.kind, data.byLine.get(lineName).get(0)), used: 0 };
-      lines.set(lineName, line);
+  for (let i = 0; i < data.units.length; i++) {
+    const [lineName, key] = data.unitCells[i];
+    const id = lineName + '\n' + key;
+    let cell = cells.get(id);
+    if (!cell) {
+      cell = { pooled: periodOf(data.kind, data.byLine.get(lineName).get(key)), used: 0 };
+      cells.set(id, cell);
     }
-    const u = data.baseline[i];
+    const u = data.units[i];
     const own = period(data.kind, u.duration, u.visits, u.inFlight);
-    if (!finite(own) || !finite(line.pooled)) continue;
-    const r = own / line.pooled - 1;
+    if (!finite(own) || !finite(cell.pooled)) continue;
+    const r = own / cell.pooled - 1;
     sum += r * r;
     used++;
-    line.used++;
+    cell.used++;
   }
   let groups = 0;
-  for (const line of lines.values()) groups += line.used > 0 ? 1 : 0;
+  for (const cell of cells.values()) groups += cell.used > 0 ? 1 : 0;
   const degrees = used - groups;
   if (degrees < MIN_NOISE_DEGREES) return { known: false, sigma: 0, degrees, t: NaN };
   return { known: true, sigma: Math.sqrt(sum / degrees), degrees, t: t975(degrees) };
@@ -466,8 +469,8 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
       report.warnings.push(`progress point '${name}' has no baseline (speedup 0) experiments: no speedups can be ` +
         'computed for it');
     } else if (!data.noise.known) {
-      report.warnings.push(`progress point '${name}' has too few repeated baseline (speedup 0) experiments to ` +
-        `estimate their noise (${data.noise.degrees} degrees of freedom, ${MIN_NOISE_DEGREES} needed): speedups ` +
+      report.warnings.push(`progress point '${name}' has too few repeated experiments (two or more of one line at one ` +
+        `speedup) to estimate their noise (${data.noise.degrees} degrees of freedom, ${MIN_NOISE_DEGREES} needed): speedups ` +
         'measured once have no interval, and lines are ranked by impact alone');
     }
     report.points.push(s);

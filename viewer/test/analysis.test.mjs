@@ -188,7 +188,7 @@ test("Coz's wrapped unsigned duration and difference read as negative: dropped a
 });
 
 test('ranks by evidence, not by single experiments (as the C++ test RanksByEvidenceNotBySingleExperiments)', () => {
-  // evidence.jsonl: W (14 experiments, impact 0.1), M (one experiment at each of 0, 0.5, 1; impact 0.15),
+  // evidence.jsonl: W (14 experiments, impact 0.1), M (one experiment at each of 0, 0.5, 1; impact 0.14),
   // S (one experiment at x = 1; impact 0.175). Ranking by impact put S first and gave M a zero-width
   // interval (bootstrap of single experiments).
   for (const [options, eager] of [[{}, true], [{ bootstrap: 0 }, true], [{}, false]]) {
@@ -201,9 +201,9 @@ test('ranks by evidence, not by single experiments (as the C++ test RanksByEvide
     const once = single.points[0].curve.at(-1);
     assert.ok(once.ciHigh - once.ciLow > 0.15, JSON.stringify(once));
     const fewImpact = few.points[0].impact;
-    assert.ok(fewImpact.ciHigh - fewImpact.ciLow > 0.2, JSON.stringify(fewImpact));
+    assert.ok(fewImpact.ciHigh - fewImpact.ciLow > 0.18, JSON.stringify(fewImpact));
     const singleImpact = single.points[0].impact;
-    assert.ok(singleImpact.ciHigh - singleImpact.ciLow > 0.09, JSON.stringify(singleImpact));
+    assert.ok(singleImpact.ciHigh - singleImpact.ciLow > 0.08, JSON.stringify(singleImpact));
   }
 });
 
@@ -225,5 +225,31 @@ test('without enough baseline experiments, single experiments have no interval',
   assert.ok(point.impact.value > 0);
   assert.equal(point.impact.ciLow, null);
   point.curve.forEach((c) => assert.equal(c.ciLow !== null, c.speedup === 0, JSON.stringify(c)));
-  assert.ok(report.warnings.some((w) => w.includes('too few repeated baseline')));
+  assert.ok(report.warnings.some((w) => w.includes('too few repeated experiments')));
+});
+
+test('the noise counts the sped experiments (as the C++ test NoiseCountsTheSpedExperiments)', () => {
+  // Baselines repeat exactly, sped experiments scatter by +-10%: sigma^2 = 6 * 0.1^2 / (12 - 2 cells).
+  const rows = [];
+  for (let i = 0; i < 12; i++) {
+    const sped = i % 2 === 1;
+    const duration = sped ? (i % 4 === 1 ? 110000000 : 90000000) : 100000000;
+    rows.push(`{"type":"experiment","selected":"a.c:1","speedup":${sped ? 0.5 : 0},"effective_duration_ns":${duration},` +
+      `"points":[{"name":"done","kind":"throughput","delta":${sped ? 1200 : 1000}}]}`);
+  }
+  const profile = parseProfile(['{"type":"header","format":"whatif-profile","version":1}', ...rows].join('\n') + '\n', 'sped');
+  const report = analyse([profile], { bootstrap: 0 });
+  const sigma = Math.sqrt(6 * 0.01 / 10);
+  assert.equal(report.points[0].noiseKnown, true);
+  assert.equal(report.points[0].noiseDegrees, 10);
+  assert.ok(Math.abs(report.points[0].noise - sigma) < 1e-12, String(report.points[0].noise));
+  const point = report.lines[0].points[0];
+  ensureLineIntervals(report.lines[0], report.options);
+  const sped = point.curve[1];
+  const ratio = (100 / 1200) / (100 / 1000);
+  const z = 1.959963984540054;
+  const t10 = z + (z ** 3 + z) / 40 + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 9600;
+  const half = t10 * sigma * ratio * Math.sqrt(1 / 6 + 1 / 6);
+  assert.ok(Math.abs(sped.ciLow - (sped.programSpeedup - half)) < 1e-12, JSON.stringify(sped));
+  assert.ok(Math.abs(sped.ciHigh - (sped.programSpeedup + half)) < 1e-12, JSON.stringify(sped));
 });

@@ -343,7 +343,7 @@ test('the default view shows what whatif report shows, in its order, flagging th
   }
   const flagged = await tab.$$eval('#plots .card', (cards) => cards.map((c) => !!c.querySelector('.badge.weak')));
   assert.deepEqual(flagged, [false, false, true]);
-  assert.match(await tab.locator('#plots .card').last().locator('.metrics').textContent(), /impact \+17\.5% \[\+12\.\d%, \+22\.\d%\]/);
+  assert.match(await tab.locator('#plots .card').last().locator('.metrics').textContent(), /impact \+17\.5% \[\+13\.\d%, \+21\.\d%\]/);
   await tab.screenshot({ path: join(artifacts, 'viewer-evidence.png'), fullPage: true });
   assert.deepEqual(tab.errors, []);
   await tab.close();
