@@ -14,7 +14,7 @@
 int main(int argc, char** argv) {
   const double a = wl_arg(argc, argv, "a", 600);  /* WORK units per item (line A) */
   const double b = wl_arg(argc, argv, "b", 330);  /* FLOPS units per item (line B) */
-  const long items = (long)wl_arg(argc, argv, "items", 5000);
+  const long items = (long)wl_arg(argc, argv, "items", 3000);
   cpu_set_t cpus;
   const int usable = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   const int threads = (int)wl_arg(argc, argv, "threads", 2.0 * usable);

@@ -13,7 +13,9 @@
 namespace whatif::experiment {
 namespace {
 constexpr uint64_t kTickNs = 1000000;  // as the root's profiler
-constexpr uint64_t kSchedstatTicks = 20;  // schedstat every 20 ms, as the root's profiler
+// schedstat every 2 ms: a pool's worker lives tens of ms, and its samples are unscaled until its
+// first window closes (after 2 ms of its run time); the root reads every 20 ms, for many threads.
+constexpr uint64_t kSchedstatTicks = 2;
 
 /// Whether a sample is in the published selected line: its IP, or a return address in any frame
 /// (the root attributes a sample outside the scope to its nearest in-scope caller).
