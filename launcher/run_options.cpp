@@ -54,6 +54,7 @@ Environment runtime_environment(const RunOptions& options, const std::string& ab
   if (options.follow_children) out.emplace_back(env::kFollowChildren, "1");
   if (options.no_instructions) out.emplace_back(env::kInstructions, "off");
   if (options.no_contention) out.emplace_back(env::kContention, "off");
+  if (options.pause == "sleep") out.emplace_back(env::kPause, "sleep");
   if (options.lbr) {
     out.emplace_back(env::kLbr, "1");
     out.emplace_back(env::kLbrDepth, std::to_string(options.lbr_depth));

@@ -37,6 +37,7 @@ struct RunOptions {
   bool follow_children = false;
   bool no_instructions = false;
   bool no_contention = false;
+  std::string pause = "spin";  ///< --pause: spin or sleep
   bool quiet = false;
   bool lbr = false;
   int lbr_depth = 16;

@@ -52,6 +52,11 @@ WORKLOADS = {
     "amdahl3":  {"params": {"a": 1200, "b": 1500, "rounds": 300}, "lines": ["A", "B"], "metric": "throughput"},
     "cxxpipe":  {"params": {"a": 1050, "b": 1600, "items": 450}, "lines": ["A", "B"], "metric": "throughput"},
     "cxxlock":  {"params": {"a": 800, "b": 1200, "items": 700}, "lines": ["A", "B"], "metric": "throughput"},
+    # Twice as many busy threads (crowd) or processes (procpool) as CPUs: a pause must cost the
+    # program the paused thread's CPU share, and a process tree is one program.
+    "crowd":    {"params": {"a": 600, "b": 330, "items": 3000}, "lines": ["A", "B"], "metric": "throughput"},
+    "procpool": {"params": {"a": 100, "b": 3000, "rounds": 200, "children": 120}, "lines": ["A", "B"],
+                 "metric": "throughput"},
 }
 THROUGHPUT_POINT = "item"
 LATENCY_POINT = "request"

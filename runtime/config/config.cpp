@@ -93,6 +93,7 @@ Config Config::from_environment() {
   config.follow_children = env(names::kFollowChildren) != nullptr;
   if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";
   if (const char* value = env(names::kContention)) config.contention = std::string(value) != "off";
+  if (const char* value = env(names::kPause)) config.spin_pauses = std::string(value) != "sleep";
   config.lbr = env(names::kLbr) != nullptr && std::string(env(names::kLbr)) == "1";
   if (const char* value = env(names::kLbrDepth)) {
     uint64_t depth = 0;
@@ -188,6 +189,7 @@ std::string Config::options_json() const {
       {"format", coz_format ? "coz" : "whatif"},
       {"instructions", instruction_counts},
       {"contention", contention},
+      {"spin_pauses", spin_pauses},
       {"lbr", lbr},
       {"lbr_depth", lbr_depth},
       {"lbr_every", lbr_every},

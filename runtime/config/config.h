@@ -53,6 +53,7 @@ struct Config {
   bool follow_children = false;
   bool instruction_counts = true;  // WHATIF_INSTRUCTIONS=off: no per-instruction histogram
   bool contention = true;          // WHATIF_CONTENTION=off: delay per sample ignores outside CPU load
+  bool spin_pauses = true;         // WHATIF_PAUSE=sleep: pause by sleeping (Coz) instead of spinning
   bool lbr = false;                  // --lbr: software branch records
   uint32_t lbr_depth = 16;           // --lbr-depth: taken branches per burst
   uint32_t lbr_every = 10;           // --lbr-every: samples between bursts

@@ -1,9 +1,27 @@
-// Outside CPU contention per thread (contention.h); pure, on the profiler thread.
+// CPU contention per thread (contention.h); pure, on the profiler thread or a child's forwarder.
 #include "delays/contention.h"
 
 #include <algorithm>
 
 namespace whatif::delays {
+
+uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
+  if (!known_ || run_ns < run_ns_ || wait_ns < wait_ns_) {
+    run_ns_ = run_ns;
+    wait_ns_ = wait_ns;
+    known_ = true;
+    return 0;
+  }
+  uint64_t run = run_ns - run_ns_;
+  if (run < kMinRunNs) return 0;
+  uint64_t wait = wait_ns - wait_ns_;
+  run_ns_ = run_ns;
+  wait_ns_ = wait_ns;
+  double ratio = (static_cast<double>(run) + static_cast<double>(wait)) / static_cast<double>(run);
+  double permille = std::clamp(ratio * kNoContention, static_cast<double>(kNoContention),
+                               static_cast<double>(kMaxSpinContention));
+  return static_cast<uint32_t>(permille + 0.5);
+}
 
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {
   std::vector<uint32_t> out(threads.size(), 0);

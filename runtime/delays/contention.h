@@ -1,6 +1,7 @@
-// CPU contention from outside the program: how much wall time one unit of a thread's CPU time took
-// recently, counting only run-queue waits that other processes caused. Pure arithmetic, run on the
-// profiler thread from each thread's /proc schedstat; the result scales delay per selected sample.
+// CPU contention: how much wall time one unit of a thread's CPU time took recently. With spinning
+// pauses (the default) every run-queue wait counts (WallPerCpu); with sleeping ones only the waits
+// other processes caused. Pure arithmetic, run on the profiler thread (or a forked child's
+// forwarder) from each thread's /proc schedstat; the result scales delay per selected sample.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -20,7 +21,31 @@ inline constexpr uint32_t kMaxContention = 4000;
 /// A thread that ran less than this in the window keeps its previous figure: too little to measure.
 inline constexpr uint64_t kMinRunNs = 2000000;
 
-/// Per thread, (run + wait caused from outside) / run in permille, for a window of `window_ns` on a
+/// Spinning pauses: a paused thread stays runnable and keeps the CPU share of the working thread it
+/// stands for, so a sample of CPU time stands for the wall time that share made of it, whoever made
+/// the thread wait: other processes, or the program's own threads when they outnumber the CPUs
+/// (N busy threads on C < N CPUs: each sample of the line stands for N/C of it in wall time; N
+/// threads of one line sped by 50% then predict 50%, where unscaled pauses under-predict and
+/// sleeping ones miss either way). Fed cumulative schedstat readings of one thread, it closes a
+/// window once the thread has run kMinRunNs, however long that takes: one of forty processes on
+/// two CPUs runs 1 ms in the profiler's 20 ms.
+class WallPerCpu {
+ public:
+  /// The closed window's (run + wait) / run in permille, within [kNoContention,
+  /// kMaxSpinContention]; 0 while the window is open (keep the previous figure). Readings that went
+  /// backwards (a reused thread id) restart the window.
+  uint32_t update(uint64_t run_ns, uint64_t wait_ns);
+
+ private:
+  uint64_t run_ns_ = 0;
+  uint64_t wait_ns_ = 0;
+  bool known_ = false;
+};
+
+/// Spinning pauses scale up to this: 64 runnable threads per CPU.
+inline constexpr uint32_t kMaxSpinContention = 64000;
+
+/// Sleeping pauses: per thread, (run + wait caused from outside) / run in permille, for a window of `window_ns` on a
 /// machine whose program may use `cpus` CPUs. Only while one thread of the program runs: then
 /// nobody pauses for its samples and the scaled delay is pure accounting, exact for a thread whose
 /// CPU share stays what it was. While several run, the others pause by sleeping, and under outside

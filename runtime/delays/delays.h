@@ -52,6 +52,8 @@ struct GlobalDelays {
   /// Real time all threads (of the process tree) have slept paying delays: how much the virtual
   /// speedup really paused the program, beside global_ns, what it asked for (diagnostics).
   std::atomic<uint64_t> paused_ns{0};
+  /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run.
+  std::atomic<bool> spin_pauses{true};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);
@@ -90,8 +92,9 @@ struct LocalDelays {
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
   std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
-  /// Wall time per unit of this thread's CPU time recently, in permille, counting run-queue waits
-  /// that other processes caused (delays/contention.h); written by the profiler thread. A sample
+  /// Wall time per unit of this thread's CPU time recently, in permille, counting its run-queue
+  /// waits (with sleeping pauses only those other processes caused; delays/contention.h); written
+  /// by the profiler thread, or a forked child's forwarder. A sample
   /// stands for this much of the line's wall time, so a selected sample credits delay × it / 1000.
   std::atomic<uint32_t> contention_permille{1000};
   /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
@@ -108,7 +111,7 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 /// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
 /// or the experiment stops: the model freezes it for as long as others run the line.
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up);
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true);
 
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
 /// that may block.

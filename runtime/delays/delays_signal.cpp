@@ -51,7 +51,7 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   if (busy.held()) catch_up_held(global, local, /*keep_up=*/false);  // else: re-entered from the handler
 }
 
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up) {
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin) {
   // A thread outside the selected line is frozen in the model while another runs the line; delay
   // that accrues during its pause would otherwise be paid only after it ran on for another period.
   constexpr int kMaxRounds = 100000;
@@ -74,7 +74,15 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       local.excess_ns -= owed;
     } else {
       uint64_t request = owed - local.excess_ns;
-      uint64_t slept = os::sleep_ns(request);
+      uint64_t slept = 0;
+      if (may_spin && global.spin_pauses.load(std::memory_order_relaxed)) {
+        // Spinning keeps the thread runnable: the scheduler goes on giving it the CPU share the
+        // working thread it stands for would have, where a sleeper's share goes to other threads
+        // (and comes back to it later as a bonus), and its caches stay as warm as that thread's.
+        slept = os::spin_ns(request);
+      } else {
+        slept = os::sleep_ns(request);
+      }
       local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       global.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       local.excess_ns = slept > request ? slept - request : 0;

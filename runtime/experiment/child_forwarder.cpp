@@ -13,6 +13,9 @@
 namespace whatif::experiment {
 namespace {
 constexpr uint64_t kTickNs = 1000000;  // as the root's profiler
+// schedstat every 2 ms: a pool's worker lives tens of ms, and its samples are unscaled until its
+// first window closes (after 2 ms of its run time); the root reads every 20 ms, for many threads.
+constexpr uint64_t kSchedstatTicks = 2;
 
 /// Whether a sample is in the published selected line: its IP, or a return address in any frame
 /// (the root attributes a sample outside the scope to its nearest in-scope caller).
@@ -25,8 +28,9 @@ bool in_selected_line(const os::RawSample& sample, const delays::RangesSnapshot&
 }
 }  // namespace
 
-ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads)
-    : tree_(tree), slot_(slot), threads_(threads) {
+ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
+                               bool scale_by_waits)
+    : tree_(tree), slot_(slot), threads_(threads), scale_by_waits_(scale_by_waits) {
   const progress::CounterRegistry& registry = progress::counters();
   forwarded_.resize(registry.size());
   for (std::size_t i = 0; i < forwarded_.size(); ++i) {
@@ -68,6 +72,12 @@ void ChildForwarder::tick() {
   crediting_ = delays::snapshot_selected_ranges(tree_.delays(), ranges_);
   threads_.snapshot(snapshot_);
   for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
+  if (scale_by_waits_ && ++ticks_ % kSchedstatTicks == 0) {
+    for (threads::ThreadState* thread : snapshot_) {
+      uint64_t run = 0, wait = 0;
+      if (os::read_schedstat(thread->tid, run, wait)) threads::update_wall_per_cpu(*thread, run, wait);
+    }
+  }
   threads_.take_retired(retired_);
   for (threads::ThreadState* thread : retired_) {
     drain_thread(thread);

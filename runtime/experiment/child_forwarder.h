@@ -20,7 +20,10 @@ class ChildForwarder {
  public:
   /// The forked child, right after fork: `slot` is the one it claimed in `tree`. The progress
   /// counts it inherited are the parent's and are not forwarded.
-  ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads);
+  /// With `scale_by_waits` (spinning pauses, contention on) it also measures each thread's wall time
+  /// per CPU time, as the root's profiler does for its threads.
+  ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
+                 bool scale_by_waits);
   /// Starts the thread (with all signals blocked). Returns 0 or an errno.
   int start();
   /// The exiting (or exec'ing) thread: stops the thread, forwards the last samples and visits,
@@ -45,6 +48,8 @@ class ChildForwarder {
   std::vector<threads::ThreadState*> retired_;
   delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
   bool crediting_ = false;
+  bool scale_by_waits_ = false;
+  uint64_t ticks_ = 0;
 };
 
 }  // namespace whatif::experiment

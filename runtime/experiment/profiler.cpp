@@ -151,9 +151,18 @@ void Profiler::setup_symbols() {
   }
   setup_progress_points();
   if (context_.lbr) publish_code_map();
+  if (config.spin_pauses) os::calibrate_spin();
   // Time in libwhatif.so (shims, handlers), in -p trampolines and traps is whatif's, not the program's.
   const symbols::LoadedObject* own = symbols_->object_at(reinterpret_cast<uintptr_t>(&Profiler::thread_main));
   std::vector<symbols::AddressRange> own_code = own != nullptr ? own->executable_ranges : std::vector<symbols::AddressRange>{};
+  if (!own_code.empty()) {
+    uint64_t begin = own_code.front().begin, end = own_code.front().end;
+    for (const symbols::AddressRange& range : own_code) {
+      begin = std::min<uint64_t>(begin, range.begin);
+      end = std::max<uint64_t>(end, range.end);
+    }
+    threads::set_own_code(begin, end);
+  }
   for (const symbols::AddressRange& range : breakpoints_.trampolines()) own_code.push_back(range);
   attributor_.set_own_time(std::move(own_code), breakpoints_.addresses());
   if (config.fixed_line) {
@@ -259,15 +268,18 @@ void Profiler::update_schedstat(uint64_t now) {
       measured[i] = true;
     }
     update_sampler(*thread, run);
+    if (context_.config->contention && context_.config->spin_pauses) threads::update_wall_per_cpu(*thread, run, wait);
     thread->sched_run_ns = run;
     thread->sched_wait_ns = wait;
     thread->sched_known = true;
   }
   if (window == 0 || !context_.config->contention) return;
   std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
+  const bool spin = context_.config->spin_pauses;
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     if (!measured[i] || permille[i] == 0) continue;  // too little run time: keep the previous figure
-    snapshot_[i]->delays.contention_permille.store(permille[i], std::memory_order_relaxed);
+    // The end-of-run warning is about other processes, whichever waits the pauses scale by.
+    if (!spin) snapshot_[i]->delays.contention_permille.store(permille[i], std::memory_order_relaxed);
     contention_weighted_ += static_cast<double>(permille[i]) * static_cast<double>(sched_windows_[i].run_ns);
     contention_run_ns_ += static_cast<double>(sched_windows_[i].run_ns);
   }

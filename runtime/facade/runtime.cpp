@@ -255,10 +255,12 @@ void start() {
   state.tree = threads::ProcessTree::create();
   if (state.tree != nullptr) {
     state.delays = &state.tree->delays();
+    state.delays->spin_pauses.store(state.config.spin_pauses, std::memory_order_relaxed);
   } else {
     std::string message = fmt::format("cannot map memory shared with forked children ({}): processes this program "
                                       "forks run unprofiled",
                                       std::strerror(errno));
+    state.own_delays.spin_pauses.store(state.config.spin_pauses, std::memory_order_relaxed);
     log::warning("{}", message);
     state.writer.warning(message);
   }
@@ -528,7 +530,12 @@ void after_fork_in_child() {
   self->tid = os::gettid();
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
-  g_state->forwarder = std::make_unique<experiment::ChildForwarder>(*g_state->tree, *slot, g_state->threads);
+  // Its contention is its own to measure: the parent thread's figure and schedstat window are not.
+  self->delays.contention_permille.store(delays::kNoContention, std::memory_order_relaxed);
+  self->wall_per_cpu = delays::WallPerCpu{};
+  self->sched_known = false;
+  g_state->forwarder = std::make_unique<experiment::ChildForwarder>(
+      *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses);
   if (g_state->forwarder->start() != 0) {
     g_state->forwarder->stop_and_flush();  // frees the slot; the child runs unprofiled
     g_state->forwarder.reset();

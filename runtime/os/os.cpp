@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +49,35 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
   while (whatif::os::invoke_syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
   errno = saved_errno;
   return monotonic_ns() - start;
+}
+
+namespace {
+/// TSC ticks per microsecond, from calibrate_spin (0: unknown, spin_ns polls the clock instead).
+std::atomic<uint64_t> g_tsc_per_us{0};
+}  // namespace
+
+void calibrate_spin() {
+  uint64_t t0 = monotonic_ns(), c0 = __builtin_ia32_rdtsc();
+  sleep_ns(5000000);
+  uint64_t t1 = monotonic_ns(), c1 = __builtin_ia32_rdtsc();
+  if (t1 > t0 && c1 > c0) g_tsc_per_us.store((c1 - c0) * 1000 / (t1 - t0), std::memory_order_relaxed);
+}
+
+WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns) {
+  const uint64_t start = monotonic_ns();
+  // The loop reads the TSC, not the clock: every sample taken while it spins then has its IP in
+  // the runtime's own code (whatif's time), where the vDSO's clock code would be unwound to the
+  // program line that called the shim.
+  if (uint64_t per_us = g_tsc_per_us.load(std::memory_order_relaxed); per_us > 0) {
+    const uint64_t deadline = __builtin_ia32_rdtsc() + ns * per_us / 1000;
+    while (__builtin_ia32_rdtsc() < deadline) __builtin_ia32_pause();
+  }
+  uint64_t now = monotonic_ns();
+  while (now - start < ns) {  // uncalibrated, or the TSC ran slow against the clock
+    __builtin_ia32_pause();
+    now = monotonic_ns();
+  }
+  return now - start;
 }
 
 WHATIF_SIGNAL_SAFE bool write_all(int fd, const void* data, std::size_t size) {

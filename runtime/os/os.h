@@ -23,6 +23,12 @@ WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig);
 /// Sleeps at least `ns` with the raw syscall (not the interposed nanosleep); returns the time
 /// actually slept in ns.
 WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
+/// Busy-waits at least `ns` of wall time (CLOCK_MONOTONIC through the vDSO, `pause` between
+/// reads): the thread stays runnable and keeps its CPU share. Returns the time actually waited.
+WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns);
+/// Measures the TSC's rate against CLOCK_MONOTONIC (5 ms; not in a handler) so spin_ns can wait on
+/// the TSC alone.
+void calibrate_spin();
 /// Writes all of [data, data + size) to `fd` with the raw write syscall (never an interposed
 /// write, libwhatif's own shim included: the crash path may run inside symbol resolution). Retries
 /// on EINTR and short writes; keeps errno. Returns false if the kernel refused.

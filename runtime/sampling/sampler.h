@@ -40,8 +40,9 @@ class ThreadSampler {
   /// Profiler thread: moves the thread to the timer (true) or back to perf_event (false), where the
   /// backend can switch (the adaptive sampler). Returns whether the thread now samples with the timer.
   virtual bool use_timer(bool) { return on_timer(); }
-  /// Whether the thread samples with a CPU-time timer now (any thread; a relaxed reading).
-  virtual bool on_timer() const { return false; }
+  /// Whether the thread samples with a CPU-time timer now (any thread, signal context included; a
+  /// relaxed reading).
+  WHATIF_SIGNAL_SAFE virtual bool on_timer() const { return false; }
   /// Whether use_timer can switch this backend.
   virtual bool switchable() const { return false; }
 
@@ -64,7 +65,7 @@ class PerfThreadSampler final : public ThreadSampler {
     perf_.scan_own(visit, context);
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
-  bool on_timer() const override { return false; }
+  WHATIF_SIGNAL_SAFE bool on_timer() const override { return false; }
   /// Disables (false) or re-enables (true) the thread's events without closing them: a disabled
   /// event costs its thread nothing at context switches; its ring stays drainable.
   void set_enabled(bool enabled);
@@ -100,7 +101,7 @@ class TimerThreadSampler final : public ThreadSampler {
     ring_.scan_own(visit, context);
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
-  bool on_timer() const override { return true; }
+  WHATIF_SIGNAL_SAFE bool on_timer() const override { return true; }
 
  private:
   /// The timer fires at most once a scheduler tick and the profiler drains every millisecond: 16
@@ -140,7 +141,7 @@ class AdaptiveThreadSampler final : public ThreadSampler {
   }
   WHATIF_SIGNAL_SAFE bool on_signal(const siginfo_t* info, void* ucontext) override;
   bool use_timer(bool on) override;
-  bool on_timer() const override { return on_timer_.load(std::memory_order_relaxed); }
+  WHATIF_SIGNAL_SAFE bool on_timer() const override { return on_timer_.load(std::memory_order_relaxed); }
   bool switchable() const override { return true; }
 
  private:

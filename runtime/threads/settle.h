@@ -25,6 +25,10 @@ inline bool profiler_credits(const os::RawSample& sample, const delays::RangesSn
   return !sample.owner_scanned || !published.contains(sample.ip);
 }
 
+/// Profiler thread, before experiments start: the runtime's own code, [begin, end). A thread's
+/// samples there (taken while it spun in a pause) say nothing about where the program is.
+void set_own_code(uint64_t begin, uint64_t end);
+
 /// Owning thread, before a call that may block (paper table 2): settles (credits its own samples,
 /// pays what it owes), then marks the thread blocked so the profiler stops waiting for it.
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread);

@@ -5,6 +5,16 @@
 
 namespace whatif::threads {
 
+namespace {
+std::atomic<uint64_t> g_own_begin{0};
+std::atomic<uint64_t> g_own_end{0};
+}  // namespace
+
+void set_own_code(uint64_t begin, uint64_t end) {
+  g_own_begin.store(begin, std::memory_order_relaxed);
+  g_own_end.store(end, std::memory_order_release);
+}
+
 WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods) {
   progress::counters().on_delay_inserted(delays::credit_selected_sample(global, thread.delays, periods));
 }
@@ -17,12 +27,17 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     uint32_t selected = 0;
     bool any = false;
     bool newest_in_line = false;
+    uint64_t own_begin = 0;
+    uint64_t own_end = 0;
   } scan;
+  scan.own_end = g_own_end.load(std::memory_order_acquire);
+  scan.own_begin = g_own_begin.load(std::memory_order_relaxed);
   bool running = thread.sampler && delays::snapshot_selected_ranges(global, scan.ranges);
   if (running) {
     thread.sampler->scan_own(
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
+          if (sample.ip >= scan->own_begin && sample.ip < scan->own_end) return;  // spinning in a pause
           bool in_line = scan->ranges.contains(sample.ip);
           if (in_line) scan->selected += sample.weight;
           // In the line in any frame (return addresses point after their call): such a thread
@@ -42,7 +57,11 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // pays when the call returns (after_blocking). Paying here charged OpenMP workers the serial
   // line's delays while they spun at the end of a region.
   if (thread.delays.blocked.load(std::memory_order_acquire)) return;
-  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line);
+  // A CPU-time timer that expires while this handler spins fires again as soon as it returns, and
+  // that tick would record the interrupted program IP for the spinning's CPU time: a thread sampled
+  // by the timer sleeps off what it owes here (it blocks often, so its CPU is seldom contended).
+  bool may_spin = !(thread.sampler && thread.sampler->on_timer());
+  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line, may_spin);
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/signal_safe.h"
+#include "delays/contention.h"
 #include "delays/delays.h"
 #include "lbr/tracer.h"
 #include "sampling/sampler.h"
@@ -30,6 +31,8 @@ struct ThreadState {
   uint64_t sched_run_ns = 0;   ///< profiler thread only: schedstat at the last contention window
   uint64_t sched_wait_ns = 0;  ///< profiler thread only
   bool sched_known = false;    ///< profiler thread only: the two above hold a reading
+  /// Profiler thread (or a forked child's forwarder) only: spinning pauses' contention window.
+  delays::WallPerCpu wall_per_cpu;
   uint64_t voluntary_switches = 0;  ///< profiler thread only: at the last reading, for the adaptive sampler
   bool switches_known = false;      ///< profiler thread only
   sampling::SwitchState sampler_switch;  ///< profiler thread only: the adaptive sampler's rule
@@ -39,6 +42,9 @@ struct ThreadState {
 /// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).
 WHATIF_SIGNAL_SAFE ThreadState* current_thread();
 void set_current_thread(ThreadState* state);
+/// Profiler thread (or a forked child's forwarder), with spinning pauses: feeds a schedstat reading
+/// of `thread` to its WallPerCpu and publishes a closed window's figure as its contention.
+void update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns);
 
 class ThreadRegistry {
  public:

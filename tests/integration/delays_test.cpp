@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,39 @@ TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
   for (const std::string& w : with.warnings) warned = warned || w.find("waiting for a CPU") != std::string::npos;
   EXPECT_TRUE(warned) << "the run says the machine was busy";
   EXPECT_NE(scaled.err.find("waiting for a CPU"), std::string::npos) << scaled;
+}
+
+/// The program speedup the experiments predict for their line at `speedup` against their own
+/// baselines, measured by point `name`: 1 - (baseline period / sped period) per visit, with each
+/// experiment's effective time (its duration less the delay inserted). 0 without both kinds.
+double predicted_time_saved(const Profile& profile, const std::string& name, double speedup) {
+  double visits[2] = {0, 0}, time[2] = {0, 0};
+  for (const Experiment& x : profile.experiments) {
+    int kind = x.speedup == 0 ? 0 : (std::abs(x.speedup - speedup) < 1e-9 ? 1 : -1);
+    const PointObservation* o = point(x, name);
+    if (kind < 0 || o == nullptr) continue;
+    visits[kind] += o->delta;
+    time[kind] += x.duration_ns - x.delay_ns;
+  }
+  if (visits[0] <= 0 || visits[1] <= 0 || time[0] <= 0 || time[1] <= 0) return 0;
+  return 1 - (visits[0] / time[0]) / (visits[1] / time[1]);
+}
+
+TEST_F(Integration, ThreadsThatOutnumberTheCpusGetTheirLinesSpeedupPredicted) {
+  // Bug: twice as many busy threads as CPUs, all running one line: speeding it by 50% really
+  // halves the run, but a thread that paused by sleeping handed its CPU to a sibling, so a pause
+  // cost the program nothing and a sample stood for a CPU's time, not the wall time it took:
+  // 62-63% predicted on a quiet machine, 19-39% beside other load. A paused thread now spins,
+  // keeping its share, and a sample stands for its wall time (2 CPU-ms per ms here): 49-52%.
+  Exit e = whatif(path("crowd.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
+                  {program("crowd"), "3000"});
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("crowd ok"), std::string::npos) << e;
+  Profile p = load_profile(path("crowd.jsonl"));
+  ASSERT_GE(p.experiments.size(), 6u);
+  double predicted = predicted_time_saved(p, "item", 0.5);
+  EXPECT_GT(predicted, 0.40) << "the line is all of the work: a 50% speedup saves half the time";
+  EXPECT_LT(predicted, 0.60) << "the line is all of the work: a 50% speedup saves half the time";
 }
 
 class Sync : public Integration, public ::testing::WithParamInterface<const char*> {};

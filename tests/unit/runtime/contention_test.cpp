@@ -56,6 +56,29 @@ TEST(Contention, TooLittleRunTimeKeepsThePreviousFigureAndTheScaleIsCapped) {
   EXPECT_EQ(permille[1], kMaxContention);
 }
 
+TEST(Contention, SpinningPausesScaleByEveryWaitOfTheirThread) {
+  // Four busy threads of the program on two CPUs: each runs half the time and waits the other
+  // half. A paused thread that spins keeps its share, so one sample of CPU time stands for two of
+  // wall time, whoever made it wait (sleeping pauses would scale nothing here).
+  WallPerCpu wall;
+  EXPECT_EQ(wall.update(100 * kMs, 50 * kMs), 0u) << "the first reading opens the window";
+  EXPECT_EQ(wall.update(110 * kMs, 60 * kMs), 2000u);
+  EXPECT_EQ(wall.update(130 * kMs, 60 * kMs), kNoContention) << "a quiet window";
+}
+
+TEST(Contention, AThreadWithASmallShareIsMeasuredOverALongerWindow) {
+  // One of forty processes on two CPUs runs 1 ms in the profiler's 20-ms window: the window stays
+  // open until the thread has run kMinRunNs, and the ratio then covers all of it.
+  WallPerCpu wall;
+  wall.update(0, 0);
+  EXPECT_EQ(wall.update(1 * kMs, 19 * kMs), 0u) << "1 ms of run time is too little to measure";
+  EXPECT_EQ(wall.update(2 * kMs, 38 * kMs), 20000u) << "2 ms of CPU in 40 ms of wall time";
+  EXPECT_EQ(wall.update(3 * kMs, 1000 * kMs), 0u);
+  EXPECT_EQ(wall.update(4 * kMs, 10000 * kMs), kMaxSpinContention) << "capped";
+  EXPECT_EQ(wall.update(1 * kMs, 0), 0u) << "readings that went backwards (a reused tid) restart the window";
+  EXPECT_EQ(wall.update(3 * kMs, 2 * kMs), 2000u);
+}
+
 TEST(Contention, ASelectedSampleCreditsItsWallTimeUnderOutsideLoad) {
   GlobalDelays global;
   global.delay_size_ns.store(500000);  // 50% of a 1 ms period

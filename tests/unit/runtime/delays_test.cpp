@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <thread>
 
@@ -55,6 +57,43 @@ TEST(Delays, MinimalDelayRuleBothThreadsSampledNeitherPauses) {
   catch_up(global, a);
   catch_up(global, b);
   EXPECT_EQ(a.paused_ns.load() + b.paused_ns.load(), 0u);
+}
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
+  // A paused thread stands for a working one: spinning, it stays runnable and keeps the CPU share
+  // that thread would have had, where a sleeper hands it to its siblings (more runnable threads
+  // than CPUs then predicted 62% for a 50% effect). WHATIF_PAUSE=sleep (or a thread the timer
+  // samples, in its handler) sleeps as Coz does.
+  for (bool spin : {true, false}) {
+    GlobalDelays global;
+    global.spin_pauses.store(spin);
+    LocalDelays sampled, other;
+    start_experiment(global, 20 * kMs);
+    credit_selected_sample(global, sampled);
+    uint64_t cpu = thread_cpu_ns();
+    catch_up(global, other);
+    cpu = thread_cpu_ns() - cpu;
+    EXPECT_GE(other.paused_ns.load(), 20 * kMs);
+    if (spin) {
+      EXPECT_GT(cpu, 2 * kMs) << "a spinning pause runs (on a busy machine, for its share of the 20 ms)";
+    } else {
+      EXPECT_LT(cpu, 2 * kMs) << "a sleeping pause takes no CPU";
+    }
+  }
+  GlobalDelays global;
+  LocalDelays sampled, other;
+  start_experiment(global, 20 * kMs);
+  credit_selected_sample(global, sampled);
+  uint64_t cpu = thread_cpu_ns();
+  BusyScope busy(other.busy);
+  catch_up_held(global, other, /*keep_up=*/false, /*may_spin=*/false);
+  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "may_spin=false sleeps even when pauses spin";
 }
 
 TEST(Delays, OversleepIsCarriedIntoLaterPauses) {

@@ -38,8 +38,9 @@ INSTRUMENTATION = re.compile(r"^(__asan_|__ubsan_|__tsan_|__sanitizer_|__msan_)"
 INDIRECT_TARGETS = {
     # on_runtime_signal (facade/runtime_signal.cpp): thread->sampler->on_signal(...), a virtual call.
     r"whatif::facade::on_runtime_signal\(": [r"whatif::sampling::\w+ThreadSampler::on_signal\("],
-    # settle_delays: thread.sampler->scan_own(visitor, &scan), a virtual call.
-    r"whatif::threads::settle_delays\(": [r"whatif::sampling::\w+ThreadSampler::scan_own\("],
+    # settle_delays: thread.sampler->scan_own(visitor, &scan) and ->on_timer(), virtual calls.
+    r"whatif::threads::settle_delays\(": [r"whatif::sampling::\w+ThreadSampler::scan_own\(",
+                                          r"whatif::sampling::\w+ThreadSampler::on_timer\("],
     # The samplers' scan_own call their OwnSampleVisitor: only settle_delays passes one (a lambda).
     r"whatif::os::PerfSampler::scan_own\(|whatif::sampling::SampleRing::scan_own\("
     r"|whatif::sampling::\w+ThreadSampler::scan_own\(": [r"whatif::threads::settle_delays\(.*<lambda"],
