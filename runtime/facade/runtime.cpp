@@ -3,6 +3,7 @@
 // runtime_signal.cpp.
 #include "facade/runtime.h"
 #include "facade/runtime_signal.h"
+#include "facade/descriptor_kinds.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -70,6 +71,7 @@ struct RuntimeState {
 std::atomic<int> g_lifecycle{kNotStarted};
 RuntimeState* g_state = nullptr;  // set once during start-up, never freed (threads may outlive exit)
 std::atomic<pid_t> g_starting_tid{0};
+DescriptorKinds g_descriptor_kinds;  // static storage: valid before start-up and after exit
 std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
 /// `--counters`' function counters, published once resolved and calibrated; never freed.
 std::atomic<fncounters::FunctionCounters*> g_function_counters{nullptr};
@@ -430,6 +432,23 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   return result;
 }
 
+namespace {
+/// Another thread of this process most likely ends a wait on `fd`: a pipe, or a Unix socket.
+DescriptorKinds::Kind descriptor_kind(int fd) {
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return DescriptorKinds::Kind::kUnknown;
+  if (S_ISFIFO(info.st_mode)) return DescriptorKinds::Kind::kWokenByThread;
+  if (S_ISSOCK(info.st_mode)) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX) {
+      return DescriptorKinds::Kind::kWokenByThread;
+    }
+  }
+  return DescriptorKinds::Kind::kOther;
+}
+}  // namespace
+
 void before_waking() {
   if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
 }
@@ -448,19 +467,18 @@ void after_blocking_io(int fd, uint64_t blocked_ns) {
   constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
   bool woken_by_thread = false;
   if (blocked_ns >= kBlockedNs) {
-    struct stat info {};
-    if (fstat(fd, &info) == 0) {
-      if (S_ISFIFO(info.st_mode)) {
-        woken_by_thread = true;  // a pipe: most likely fed by another thread of this process
-      } else if (S_ISSOCK(info.st_mode)) {
-        sockaddr_storage address{};
-        socklen_t length = sizeof(address);
-        woken_by_thread = getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX;
-      }
+    uint64_t now = os::monotonic_ns();
+    DescriptorKinds::Kind kind = g_descriptor_kinds.lookup(fd, now);
+    if (kind == DescriptorKinds::Kind::kUnknown) {
+      kind = descriptor_kind(fd);
+      g_descriptor_kinds.remember(fd, kind, now);
     }
+    woken_by_thread = kind == DescriptorKinds::Kind::kWokenByThread;
   }
   delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
+
+void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
 
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 

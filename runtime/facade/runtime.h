@@ -40,6 +40,8 @@ void after_blocking(bool woken_by_thread);
 /// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
 /// count as woken by a thread.
 void after_blocking_io(int fd, uint64_t blocked_ns);
+/// Descriptors [first, last] were closed: after_blocking_io looks their kind up afresh.
+void descriptors_closed(unsigned int first, unsigned int last);
 
 /// Signals: the runtime's own signal cannot be blocked, ignored or taken by the program.
 bool is_runtime_signal(int signal);
