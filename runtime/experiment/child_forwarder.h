@@ -33,6 +33,8 @@ class ChildForwarder {
   void drain_thread(threads::ThreadState* thread);
   void forward(threads::ThreadState* thread, const os::RawSample& sample);
   void forward_visits();
+  /// Every schedstat window: the adaptive sampler's switch rule for each of this process's threads.
+  void switch_samplers();
 
   threads::ProcessTree& tree_;
   threads::ProcessSlot& slot_;
@@ -45,6 +47,7 @@ class ChildForwarder {
   std::vector<threads::ThreadState*> retired_;
   delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
   bool crediting_ = false;
+  uint64_t last_switch_ns_ = 0;
 };
 
 }  // namespace whatif::experiment

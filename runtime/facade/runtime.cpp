@@ -19,6 +19,7 @@
 #include "os/log.h"
 #include "config/config.h"
 #include "threads/process_tree.h"
+#include "threads/sampler_switch.h"
 #include "threads/settle.h"
 #include "threads/threads.h"
 #include "delays/delays.h"
@@ -544,6 +545,7 @@ void after_fork_in_child() {
   // This thread goes on in the child as a new kernel thread: sample it anew. Its delay clock is the
   // parent thread's, as a new thread's is: delays the parent executed delayed the fork too.
   self->tid = os::gettid();
+  threads::forget_switch_readings(*self);  // the parent thread's readings are another task's
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(*g_state->tree, *slot, g_state->threads);

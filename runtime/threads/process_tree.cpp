@@ -6,6 +6,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -74,6 +75,20 @@ ProcessSlot* ProcessTree::claim(pid_t pid) {
   }
   refused_.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+void ProcessTree::note_timer_thread(pid_t tid) {
+  uint32_t index = timer_threads_.fetch_add(1, std::memory_order_acq_rel);
+  if (index < kTimerIds) timer_thread_ids_[index].store(tid, std::memory_order_release);
+}
+
+std::vector<pid_t> ProcessTree::timer_thread_ids() const {
+  std::vector<pid_t> ids;
+  uint32_t count = std::min(timer_threads(), kTimerIds);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (pid_t tid = timer_thread_ids_[i].load(std::memory_order_acquire); tid != 0) ids.push_back(tid);
+  }
+  return ids;
 }
 
 void ProcessTree::add_visits(int type, const char* name, uint64_t delta) {

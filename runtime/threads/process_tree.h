@@ -88,6 +88,13 @@ class ProcessTree {
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
   ProcessSlot& slot(std::size_t index) { return slots_[index]; }
 
+  /// A child's forwarder: its adaptive sampler moved thread `tid` to the timer (first time).
+  void note_timer_thread(pid_t tid);
+  /// Root's profiler, at the end: how many children's threads moved, and the first kTimerIds of them.
+  uint32_t timer_threads() const { return timer_threads_.load(std::memory_order_acquire); }
+  std::vector<pid_t> timer_thread_ids() const;
+  static constexpr uint32_t kTimerIds = 8;
+
   /// A child's forwarder: `delta` more visits of the point (type, name).
   void add_visits(int type, const char* name, uint64_t delta);
   /// Root's profiler: this process's source-level points with the children's visits added.
@@ -98,6 +105,8 @@ class ProcessTree {
   delays::GlobalDelays delays_;
   std::atomic<bool> open_{true};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<uint32_t> timer_threads_{0};
+  std::atomic<pid_t> timer_thread_ids_[kTimerIds] = {};  // 0: not (yet) written
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
   std::atomic<uint32_t> counters_used_{0};
   TreeCounter counters_[kMaxCounters];
