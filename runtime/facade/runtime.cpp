@@ -448,6 +448,19 @@ DescriptorKinds::Kind descriptor_kind(int fd) {
   }
   return DescriptorKinds::Kind::kOther;
 }
+
+/// The kind of `fd`, remembered or looked up now (errno kept: the program's call comes next).
+DescriptorKinds::Kind remembered_kind(int fd) {
+  uint64_t now = os::coarse_monotonic_ns();
+  DescriptorKinds::Kind kind = g_descriptor_kinds.lookup(fd, now);
+  if (kind == DescriptorKinds::Kind::kUnknown) {
+    int saved_errno = errno;
+    kind = descriptor_kind(fd);
+    errno = saved_errno;
+    g_descriptor_kinds.remember(fd, kind, now);
+  }
+  return kind;
+}
 }  // namespace
 
 void before_waking() {
@@ -462,20 +475,16 @@ void after_blocking(bool woken_by_thread) {
   if (ThreadState* thread = current_thread()) delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 
+bool io_may_be_woken_by_thread(int fd) {
+  if (fd < 0 || fd >= DescriptorKinds::kCached) return true;  // looked up after a long wait only
+  return remembered_kind(fd) != DescriptorKinds::Kind::kOther;
+}
+
 void after_blocking_io(int fd, uint64_t blocked_ns) {
   ThreadState* thread = current_thread();
   if (thread == nullptr) return;
   constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
-  bool woken_by_thread = false;
-  if (blocked_ns >= kBlockedNs) {
-    uint64_t now = os::monotonic_ns();
-    DescriptorKinds::Kind kind = g_descriptor_kinds.lookup(fd, now);
-    if (kind == DescriptorKinds::Kind::kUnknown) {
-      kind = descriptor_kind(fd);
-      g_descriptor_kinds.remember(fd, kind, now);
-    }
-    woken_by_thread = kind == DescriptorKinds::Kind::kWokenByThread;
-  }
+  bool woken_by_thread = blocked_ns >= kBlockedNs && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread;
   delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 

@@ -90,6 +90,13 @@ auto blocking_io(int fd, Call&& call) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
   facade::before_blocking();
+  if (!facade::io_may_be_woken_by_thread(fd)) {  // a file, a TCP socket: no thread of ours ends its wait
+    auto result = call();
+    int saved_errno = errno;
+    facade::after_blocking(/*woken_by_thread=*/false);
+    errno = saved_errno;
+    return result;
+  }
   uint64_t start = whatif::os::monotonic_ns();
   auto result = call();
   int saved_errno = errno;
