@@ -333,7 +333,7 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
 
 void Profiler::drain_children(uint64_t now) {
   threads::ProcessTree* tree = context_.tree;
-  if (tree == nullptr) return;
+  if (tree == nullptr || !tree->forked()) return;  // a program that never forked: 64 empty slots a tick
   bool check_liveness = now - last_liveness_check_ns_ >= kLivenessCheckNs;
   if (check_liveness) last_liveness_check_ns_ = now;
   uint64_t lost = 0;

@@ -63,6 +63,7 @@ ProcessTree* ProcessTree::create() {
 
 ProcessSlot* ProcessTree::claim(pid_t pid) {
   if (!open()) return nullptr;
+  forked_.store(true, std::memory_order_release);  // before any slot turns live (pairs with forked())
   for (ProcessSlot& slot : slots_) {
     int expected = ProcessSlot::kFree;
     // Acquire pairs with release(): the root finished with the slot's previous owner.

@@ -86,6 +86,8 @@ class ProcessTree {
   ProcessSlot* claim(pid_t pid);
   /// How many children found the tree full and ran unprofiled (the root warns).
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  /// Whether any child ever tried to join: until then the root's profiler skips the slots.
+  bool forked() const { return forked_.load(std::memory_order_acquire); }
   ProcessSlot& slot(std::size_t index) { return slots_[index]; }
 
   /// A child's forwarder: its adaptive sampler moved thread `tid` to the timer (first time).
@@ -105,6 +107,7 @@ class ProcessTree {
   delays::GlobalDelays delays_;
   std::atomic<bool> open_{true};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<bool> forked_{false};
   std::atomic<uint32_t> timer_threads_{0};
   std::atomic<pid_t> timer_thread_ids_[kTimerIds] = {};  // 0: not (yet) written
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
