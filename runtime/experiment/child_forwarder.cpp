@@ -90,11 +90,9 @@ void ChildForwarder::switch_samplers() {
   for (threads::ThreadState* thread : snapshot_) {
     if (thread->retired.load(std::memory_order_acquire)) continue;
     uint64_t run = 0, wait = 0;
-    if (!os::read_schedstat(thread->tid, run, wait)) continue;
-    if (threads::apply_switch_rule(*thread, run)) tree_.note_timer_thread(thread->tid);
-    thread->sched_run_ns = run;
-    thread->sched_wait_ns = wait;
-    thread->sched_known = true;
+    if (os::read_schedstat(thread->tid, run, wait) && threads::apply_switch_rule(*thread, run)) {
+      tree_.note_timer_thread(thread->tid);
+    }
   }
 }
 

@@ -11,28 +11,27 @@ bool apply_switch_rule(ThreadState& thread, uint64_t run_ns) {
   if (!thread.sampler || !thread.sampler->switchable()) return false;
   // A thread that has not run since the last reading cannot have switched: no evidence, and no
   // second /proc read for each of a thousand idle threads.
-  if (thread.sched_known && thread.switches_known && run_ns == thread.sched_run_ns) return false;
+  if (thread.switches_known && run_ns == thread.switch_run_ns) return false;
   uint64_t switches = 0;
   if (!os::read_voluntary_switches(thread.tid, switches)) return false;
   bool first_move = false;
   // The first reading, or counters that went backwards (a reused tid), only set the baseline.
-  if (thread.sched_known && thread.switches_known && run_ns >= thread.sched_run_ns && switches >= thread.voluntary_switches) {
-    bool want = sampling::next_on_timer(thread.sampler_switch, run_ns - thread.sched_run_ns,
+  if (thread.switches_known && run_ns >= thread.switch_run_ns && switches >= thread.voluntary_switches) {
+    bool want = sampling::next_on_timer(thread.sampler_switch, run_ns - thread.switch_run_ns,
                                         switches - thread.voluntary_switches);
     if (want != thread.sampler->on_timer() && thread.sampler->use_timer(want) && !thread.used_timer) {
       thread.used_timer = true;
       first_move = true;
     }
   }
+  thread.switch_run_ns = run_ns;
   thread.voluntary_switches = switches;
   thread.switches_known = true;
   return first_move;
 }
 
 void forget_switch_readings(ThreadState& thread) {
-  thread.sched_run_ns = 0;
-  thread.sched_wait_ns = 0;
-  thread.sched_known = false;
+  thread.switch_run_ns = 0;
   thread.voluntary_switches = 0;
   thread.switches_known = false;
   thread.sampler_switch = sampling::SwitchState{};

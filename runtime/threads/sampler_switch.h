@@ -9,9 +9,9 @@
 
 namespace whatif::threads {
 
-/// Applies the switch rule to `thread`, whose schedstat CPU time is `run_ns` now and was
-/// thread.sched_run_ns at the last reading (thread.sched_known); the caller stores run_ns there
-/// afterwards. Returns true when this moved the thread to the timer for the first time in the run.
+/// Applies the switch rule to `thread`, whose schedstat CPU time is `run_ns` now (the rule keeps
+/// its own previous reading, apart from the contention window's). Returns true when this moved the
+/// thread to the timer for the first time in the run.
 bool apply_switch_rule(ThreadState& thread, uint64_t run_ns);
 
 /// A forked child's thread starts afresh: no readings, no window, never moved.
