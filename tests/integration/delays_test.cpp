@@ -127,27 +127,6 @@ TEST_F(Integration, ExperimentsEndOnceThreadsHavePaidNotAfterAFixedDrain) {
   EXPECT_GT(delay, 0);
 }
 
-TEST_F(Integration, EveryMutexAndRwlockKindKeepsItsAnswersWhenTheRuntimeTriesTheLockFirst) {
-  // The lock shims try a lock before they block on it (an uncontended lock settles nothing), so the
-  // attempt's answers must be the lock's: EDEADLK, EPERM, recursion, EOWNERDEAD, and a held lock
-  // still waits for its release.
-  Exit e = whatif(path("p.jsonl"), {"--experiment-length", "20"}, {program("lock_kinds")});
-  ASSERT_EQ(e.status, 0) << e;
-  EXPECT_NE(e.out.find("lock kinds ok"), std::string::npos) << e;
-}
-
-TEST_F(Integration, AThreadWokenThroughAPipeIsCreditedNotDelayed) {
-  // A consumer that waits in read(2) on a pipe the producer (the sped-up line) writes to is woken
-  // by a thread of the program: credited up to the global clock, it pauses for none of the
-  // producer's delays. The kind of descriptor is remembered across reads (no fstat each time), so
-  // this checks the remembered answer is used, not just the first.
-  Profile p = run_half_speedup_of("pipe_wake", "produce", "3000");
-  PausedAndDelay paused = paused_and_delay(p);
-  ASSERT_GE(p.experiments.size(), 3u);
-  ASSERT_GT(paused.delay, 0) << "the producer's samples inserted no delay";
-  EXPECT_LT(paused.paused, 0.2 * paused.delay) << "the consumer paid delays its waker had already executed";
-}
-
 TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
   // Samples in the critical section used to be credited a profiler tick late, after the lock had
   // changed hands: the woken thread then paused inside its own critical section, and a fifth of
