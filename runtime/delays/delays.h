@@ -68,13 +68,21 @@ void publish_selected_ranges(GlobalDelays& global, const uint64_t* begins, const
 WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, RangesSnapshot& out);
 
 /// RAII over LocalDelays::busy: a signal handler that interrupts the owning thread's catch-up or
-/// self-crediting sees it held and leaves the work to the interrupted code.
+/// self-crediting sees it held and leaves the work to the interrupted code. Only the owning thread
+/// and its own handlers take it, so a load and a store suffice (a handler that runs between them
+/// takes and releases it whole before the thread goes on); signal fences keep the compiler from
+/// moving the guarded work outside. No locked instruction: the shims take it at every lock, unlock
+/// and I/O call, and `xchg` was most of settle_delays' cost on memcached.
 class BusyScope {
  public:
   WHATIF_SIGNAL_SAFE explicit BusyScope(std::atomic<bool>& busy)
-      : busy_(busy), held_(!busy.exchange(true, std::memory_order_acquire)) {}
+      : busy_(busy), held_(!busy.load(std::memory_order_relaxed)) {
+    if (held_) busy_.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
   WHATIF_SIGNAL_SAFE ~BusyScope() {
-    if (held_) busy_.store(false, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (held_) busy_.store(false, std::memory_order_relaxed);
   }
   BusyScope(const BusyScope&) = delete;
   BusyScope& operator=(const BusyScope&) = delete;
@@ -90,7 +98,8 @@ class BusyScope {
 struct LocalDelays {
   std::atomic<uint64_t> local_ns{0};     ///< delay this thread has executed or been credited
   uint64_t excess_ns = 0;                ///< oversleep carried into future pauses
-  std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard)
+  std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard;
+                                         ///< the owning thread and its handlers only)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
   /// Wall time per unit of this thread's CPU time recently, in permille, counting its run-queue
   /// waits (with sleeping pauses only those other processes caused; delays/contention.h); written

@@ -8,6 +8,7 @@
 #include "libc/real.h"
 #include "os/os.h"
 #include "progress/progress_points.h"
+#include "threads/sampler_switch.h"
 #include "threads/settle.h"
 
 namespace whatif::experiment {
@@ -16,6 +17,7 @@ constexpr uint64_t kTickNs = 1000000;  // as the root's profiler
 // schedstat every 2 ms: a pool's worker lives tens of ms, and its samples are unscaled until its
 // first window closes (after 2 ms of its run time); the root reads every 20 ms, for many threads.
 constexpr uint64_t kSchedstatTicks = 2;
+constexpr uint64_t kSwitchWindowNs = 20000000;  // as the root's schedstat window
 
 /// Whether a sample is in the published selected line: its IP, or a return address in any frame
 /// (the root attributes a sample outside the scope to its nearest in-scope caller).
@@ -53,6 +55,10 @@ void* ChildForwarder::thread_main(void* self) {
   auto* forwarder = static_cast<ChildForwarder*>(self);
   while (!forwarder->stop_requested_.load(std::memory_order_acquire)) {  // pairs with stop_and_flush
     forwarder->tick();
+    if (uint64_t now = os::monotonic_ns(); now - forwarder->last_switch_ns_ >= kSwitchWindowNs) {
+      forwarder->last_switch_ns_ = now;
+      forwarder->switch_samplers();  // not in the exit path's flush: the process is leaving
+    }
     os::sleep_ns(kTickNs);
   }
   return nullptr;
@@ -84,6 +90,20 @@ void ChildForwarder::tick() {
     delete thread;
   }
   forward_visits();
+}
+
+void ChildForwarder::switch_samplers() {
+  // The root's profiler rule for this process's threads: one blocking thousands of times a second
+  // (a pre-fork server's worker) moves to the timer; the root's end-of-run warning names it. A fresh
+  // snapshot: tick() freed the threads it took as retired.
+  threads_.snapshot(snapshot_);
+  for (threads::ThreadState* thread : snapshot_) {
+    if (thread->retired.load(std::memory_order_acquire)) continue;
+    uint64_t run = 0, wait = 0;
+    if (os::read_schedstat(thread->tid, run, wait) && threads::apply_switch_rule(*thread, run)) {
+      tree_.note_timer_thread(thread->tid);
+    }
+  }
 }
 
 void ChildForwarder::drain_thread(threads::ThreadState* thread) {

@@ -36,6 +36,8 @@ class ChildForwarder {
   void drain_thread(threads::ThreadState* thread);
   void forward(threads::ThreadState* thread, const os::RawSample& sample);
   void forward_visits();
+  /// Every schedstat window: the adaptive sampler's switch rule for each of this process's threads.
+  void switch_samplers();
 
   threads::ProcessTree& tree_;
   threads::ProcessSlot& slot_;
@@ -50,6 +52,7 @@ class ChildForwarder {
   bool crediting_ = false;
   bool scale_by_waits_ = false;
   uint64_t ticks_ = 0;
+  uint64_t last_switch_ns_ = 0;
 };
 
 }  // namespace whatif::experiment

@@ -18,6 +18,7 @@
 #include "os/log.h"
 #include "os/memory.h"
 #include "os/os.h"
+#include "threads/sampler_switch.h"
 #include "threads/settle.h"
 
 namespace whatif::experiment {
@@ -286,27 +287,19 @@ void Profiler::update_schedstat(uint64_t now) {
 }
 
 void Profiler::update_sampler(threads::ThreadState& thread, uint64_t run_ns) {
-  if (!thread.sampler || !thread.sampler->switchable()) return;
-  // A thread that has not run since the last reading cannot have switched: no evidence, and no
-  // second /proc read for each of a thousand idle threads.
-  if (thread.sched_known && thread.switches_known && run_ns == thread.sched_run_ns) return;
-  uint64_t switches = 0;
-  if (!os::read_voluntary_switches(thread.tid, switches)) return;
-  // The first reading, or counters that went backwards (a reused tid), only set the baseline.
-  if (thread.sched_known && thread.switches_known && run_ns >= thread.sched_run_ns && switches >= thread.voluntary_switches) {
-    bool want = sampling::next_on_timer(thread.sampler_switch, run_ns - thread.sched_run_ns,
-                                        switches - thread.voluntary_switches);
-    if (want != thread.sampler->on_timer() && thread.sampler->use_timer(want) && !thread.used_timer) {
-      thread.used_timer = true;
-      ++timer_threads_;
-      if (timer_thread_ids_.size() < 8) timer_thread_ids_.push_back(thread.tid);
-    }
+  if (threads::apply_switch_rule(thread, run_ns)) {
+    ++timer_threads_;
+    if (timer_thread_ids_.size() < 8) timer_thread_ids_.push_back(thread.tid);
   }
-  thread.voluntary_switches = switches;
-  thread.switches_known = true;
 }
 
 void Profiler::warn_timer_threads() {
+  if (context_.tree != nullptr) {  // forked children's threads that moved (their forwarders noted them)
+    for (pid_t tid : context_.tree->timer_thread_ids()) {
+      if (timer_thread_ids_.size() < 8) timer_thread_ids_.push_back(tid);
+    }
+    timer_threads_ += context_.tree->timer_threads();
+  }
   if (timer_threads_ == 0) return;
   std::string ids;
   for (pid_t tid : timer_thread_ids_) ids += (ids.empty() ? "" : ", ") + std::to_string(tid);
@@ -352,7 +345,7 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
 
 void Profiler::drain_children(uint64_t now) {
   threads::ProcessTree* tree = context_.tree;
-  if (tree == nullptr) return;
+  if (tree == nullptr || !tree->forked()) return;  // a program that never forked: 64 empty slots a tick
   bool check_liveness = now - last_liveness_check_ns_ >= kLivenessCheckNs;
   if (check_liveness) last_liveness_check_ns_ = now;
   uint64_t lost = 0;

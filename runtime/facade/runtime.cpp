@@ -3,6 +3,7 @@
 // runtime_signal.cpp.
 #include "facade/runtime.h"
 #include "facade/runtime_signal.h"
+#include "facade/descriptor_kinds.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -18,6 +19,7 @@
 #include "os/log.h"
 #include "config/config.h"
 #include "threads/process_tree.h"
+#include "threads/sampler_switch.h"
 #include "threads/settle.h"
 #include "threads/threads.h"
 #include "delays/delays.h"
@@ -70,6 +72,7 @@ struct RuntimeState {
 std::atomic<int> g_lifecycle{kNotStarted};
 RuntimeState* g_state = nullptr;  // set once during start-up, never freed (threads may outlive exit)
 std::atomic<pid_t> g_starting_tid{0};
+DescriptorKinds g_descriptor_kinds;  // static storage: valid before start-up and after exit
 std::atomic<int> g_main_status{-1};  // what main returned, for the atexit path
 /// `--counters`' function counters, published once resolved and calibrated; never freed.
 std::atomic<fncounters::FunctionCounters*> g_function_counters{nullptr};
@@ -432,6 +435,36 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   return result;
 }
 
+namespace {
+/// Another thread of this process most likely ends a wait on `fd`: a pipe, or a Unix socket.
+DescriptorKinds::Kind descriptor_kind(int fd) {
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return DescriptorKinds::Kind::kUnknown;
+  if (S_ISFIFO(info.st_mode)) return DescriptorKinds::Kind::kWokenByThread;
+  if (S_ISSOCK(info.st_mode)) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX) {
+      return DescriptorKinds::Kind::kWokenByThread;
+    }
+  }
+  return DescriptorKinds::Kind::kOther;
+}
+
+/// The kind of `fd`, remembered or looked up now (errno kept: the program's call comes next).
+DescriptorKinds::Kind remembered_kind(int fd) {
+  uint64_t now = os::coarse_monotonic_ns();
+  DescriptorKinds::Kind kind = g_descriptor_kinds.lookup(fd, now);
+  if (kind == DescriptorKinds::Kind::kUnknown) {
+    int saved_errno = errno;
+    kind = descriptor_kind(fd);
+    errno = saved_errno;
+    g_descriptor_kinds.remember(fd, kind, now);
+  }
+  return kind;
+}
+}  // namespace
+
 void before_waking() {
   if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
 }
@@ -444,25 +477,20 @@ void after_blocking(bool woken_by_thread) {
   if (ThreadState* thread = current_thread()) delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 
+bool io_may_be_woken_by_thread(int fd) {
+  if (fd < 0 || fd >= DescriptorKinds::kCached) return true;  // looked up after a long wait only
+  return remembered_kind(fd) != DescriptorKinds::Kind::kOther;
+}
+
 void after_blocking_io(int fd, uint64_t blocked_ns) {
   ThreadState* thread = current_thread();
   if (thread == nullptr) return;
   constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
-  bool woken_by_thread = false;
-  if (blocked_ns >= kBlockedNs) {
-    struct stat info {};
-    if (fstat(fd, &info) == 0) {
-      if (S_ISFIFO(info.st_mode)) {
-        woken_by_thread = true;  // a pipe: most likely fed by another thread of this process
-      } else if (S_ISSOCK(info.st_mode)) {
-        sockaddr_storage address{};
-        socklen_t length = sizeof(address);
-        woken_by_thread = getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX;
-      }
-    }
-  }
+  bool woken_by_thread = blocked_ns >= kBlockedNs && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread;
   delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
+
+void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
 
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 
@@ -528,6 +556,7 @@ void after_fork_in_child() {
   // This thread goes on in the child as a new kernel thread: sample it anew. Its delay clock is the
   // parent thread's, as a new thread's is: delays the parent executed delayed the fork too.
   self->tid = os::gettid();
+  threads::forget_switch_readings(*self);  // the parent thread's readings are another task's
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
   // Its contention is its own to measure: the parent thread's figure and schedstat window are not.

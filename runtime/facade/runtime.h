@@ -40,6 +40,12 @@ void after_blocking(bool woken_by_thread);
 /// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
 /// count as woken by a thread.
 void after_blocking_io(int fd, uint64_t blocked_ns);
+/// Before a blocking I/O call on `fd`: whether another thread of the program could end its wait (a
+/// pipe, a Unix socket, or a descriptor not known), so its duration is worth measuring. A file or a
+/// TCP socket is not: after_blocking(false) follows without reading the clock twice.
+bool io_may_be_woken_by_thread(int fd);
+/// Descriptors [first, last] were closed: after_blocking_io looks their kind up afresh.
+void descriptors_closed(unsigned int first, unsigned int last);
 
 /// Signals: the runtime's own signal cannot be blocked, ignored or taken by the program.
 bool is_runtime_signal(int signal);

@@ -53,6 +53,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(pthread_cond_broadcast) OPTIONAL(pthread_cond_clockwait)                               \
   REQUIRED(pthread_barrier_wait)                                                                  \
   REQUIRED(pthread_rwlock_rdlock) REQUIRED(pthread_rwlock_wrlock) REQUIRED(pthread_rwlock_unlock) \
+  REQUIRED(pthread_rwlock_tryrdlock) REQUIRED(pthread_rwlock_trywrlock)                          \
   OPTIONAL(pthread_rwlock_timedrdlock) OPTIONAL(pthread_rwlock_timedwrlock)                       \
   REQUIRED(sem_wait) REQUIRED(sem_timedwait) REQUIRED(sem_post) OPTIONAL(sem_clockwait)           \
   REQUIRED(sigwait) REQUIRED(sigwaitinfo) REQUIRED(sigtimedwait) REQUIRED(sigsuspend)             \

@@ -14,6 +14,8 @@ namespace whatif::os {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 WHATIF_SIGNAL_SAFE uint64_t monotonic_ns();
+/// CLOCK_MONOTONIC_COARSE: a scheduler tick's resolution, for a few ns (vDSO, no clock read).
+uint64_t coarse_monotonic_ns();
 /// CLOCK_REALTIME in nanoseconds (for the profile header only).
 uint64_t realtime_ns();
 /// The calling thread's kernel id.

@@ -6,6 +6,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -62,6 +63,7 @@ ProcessTree* ProcessTree::create() {
 
 ProcessSlot* ProcessTree::claim(pid_t pid) {
   if (!open()) return nullptr;
+  forked_.store(true, std::memory_order_release);  // before any slot turns live (pairs with forked())
   for (ProcessSlot& slot : slots_) {
     int expected = ProcessSlot::kFree;
     // Acquire pairs with release(): the root finished with the slot's previous owner.
@@ -74,6 +76,20 @@ ProcessSlot* ProcessTree::claim(pid_t pid) {
   }
   refused_.fetch_add(1, std::memory_order_relaxed);
   return nullptr;
+}
+
+void ProcessTree::note_timer_thread(pid_t tid) {
+  uint32_t index = timer_threads_.fetch_add(1, std::memory_order_acq_rel);
+  if (index < kTimerIds) timer_thread_ids_[index].store(tid, std::memory_order_release);
+}
+
+std::vector<pid_t> ProcessTree::timer_thread_ids() const {
+  std::vector<pid_t> ids;
+  uint32_t count = std::min(timer_threads(), kTimerIds);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (pid_t tid = timer_thread_ids_[i].load(std::memory_order_acquire); tid != 0) ids.push_back(tid);
+  }
+  return ids;
 }
 
 void ProcessTree::add_visits(int type, const char* name, uint64_t delta) {

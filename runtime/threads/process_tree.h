@@ -86,7 +86,16 @@ class ProcessTree {
   ProcessSlot* claim(pid_t pid);
   /// How many children found the tree full and ran unprofiled (the root warns).
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  /// Whether any child ever tried to join: until then the root's profiler skips the slots.
+  bool forked() const { return forked_.load(std::memory_order_acquire); }
   ProcessSlot& slot(std::size_t index) { return slots_[index]; }
+
+  /// A child's forwarder: its adaptive sampler moved thread `tid` to the timer (first time).
+  void note_timer_thread(pid_t tid);
+  /// Root's profiler, at the end: how many children's threads moved, and the first kTimerIds of them.
+  uint32_t timer_threads() const { return timer_threads_.load(std::memory_order_acquire); }
+  std::vector<pid_t> timer_thread_ids() const;
+  static constexpr uint32_t kTimerIds = 8;
 
   /// A child's forwarder: `delta` more visits of the point (type, name).
   void add_visits(int type, const char* name, uint64_t delta);
@@ -98,6 +107,9 @@ class ProcessTree {
   delays::GlobalDelays delays_;
   std::atomic<bool> open_{true};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<bool> forked_{false};
+  std::atomic<uint32_t> timer_threads_{0};
+  std::atomic<pid_t> timer_thread_ids_[kTimerIds] = {};  // 0: not (yet) written
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
   std::atomic<uint32_t> counters_used_{0};
   TreeCounter counters_[kMaxCounters];

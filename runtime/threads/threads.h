@@ -34,7 +34,8 @@ struct ThreadState {
   /// Profiler thread (or a forked child's forwarder) only: spinning pauses' contention window.
   delays::WallPerCpu wall_per_cpu;
   uint64_t voluntary_switches = 0;  ///< profiler thread only: at the last reading, for the adaptive sampler
-  bool switches_known = false;      ///< profiler thread only
+  uint64_t switch_run_ns = 0;       ///< profiler thread only: schedstat CPU time at that reading
+  bool switches_known = false;      ///< profiler thread only: the two above hold a reading
   sampling::SwitchState sampler_switch;  ///< profiler thread only: the adaptive sampler's rule
   bool used_timer = false;     ///< profiler thread only: an adaptive sampler moved it to the timer once
 };

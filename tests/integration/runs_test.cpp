@@ -174,6 +174,24 @@ TEST_F(Integration, AThreadThatBlocksThousandsOfTimesASecondIsSampledByTheTimerO
   EXPECT_GE(p.experiments.size(), 3u);
 }
 
+TEST_F(Integration, AForkedChildsThreadThatBlocksThousandsOfTimesASecondMovesToTheTimerToo) {
+  // A pre-fork server's worker: the request/response pair runs in a forked child. Its forwarder
+  // never ran the switch rule, so the child's server thread paid perf_event's cost at each of its
+  // thousands of context switches a second, and the end-of-run warning named no thread.
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("switchy"), "1500", "fork"});
+  ASSERT_EQ(e.status, 0) << e;
+  long server = static_cast<long>(printed(e.out, "server_tid")), steady = static_cast<long>(printed(e.out, "steady_tid"));
+  ASSERT_GT(server, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  std::string summary = timer_summary(p);
+  ASSERT_FALSE(summary.empty()) << "no thread of the child moved to the timer sampler: " << e;
+  EXPECT_TRUE(names_thread(summary, server)) << summary << "\nthe child's server thread " << server;
+  EXPECT_FALSE(names_thread(summary, steady)) << "a child's thread that never blocks kept perf_event: " << summary;
+  EXPECT_GT(samples_for(p, marker_spec("switchy.c", "request")), 0) << "the child's samples reach the profile";
+}
+
 TEST_F(Integration, SamplerPerfKeepsEveryThreadOnPerfEvent) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--sampler", "perf"}, {program("switchy"), "600"});

@@ -3,11 +3,13 @@
    server does ~20 us of work (line `request`) per request. Both threads block and wake thousands of
    times per second of their CPU time: while one works the other waits in read(2), however the
    scheduler places them. A third thread computes without blocking (line `steady`). Prints each thread's id and the
-   CPU time the server spent on its line. Usage: switchy [milliseconds=1500]. */
+   CPU time the server spent on its line. With `fork`, a forked child runs all of this while the
+   parent waits for it (a pre-fork server's worker). Usage: switchy [milliseconds=1500] [fork]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <whatif.h>
 
@@ -41,6 +43,16 @@ static void* steady(void* arg) {
 
 int main(int argc, char** argv) {
   long ms = itest_arg(argc, argv, 1, 1500);
+  if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+    fflush(stdout);
+    pid_t child = fork();
+    ITEST_CHECK(child >= 0, "fork");
+    if (child > 0) {
+      int status = 0;
+      ITEST_CHECK(waitpid(child, &status, 0) == child, "waitpid");
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+    }
+  }
   ITEST_CHECK(pipe(to_server) == 0 && pipe(to_main) == 0, "pipes");
   pthread_t server_thread, steady_thread;
   ITEST_CHECK(pthread_create(&server_thread, NULL, server, (void*)(uintptr_t)3) == 0, "create");
