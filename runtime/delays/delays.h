@@ -117,6 +117,10 @@ struct LocalDelays {
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
 /// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
+/// A pause spins (GlobalDelays::spin_pauses) only for a thread whose recent wall time per CPU time
+/// (LocalDelays::contention_permille) is at least this: one that waits for a CPU.
+inline constexpr uint32_t kSpinFromPermille = 1200;
+
 /// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
 /// or the experiment stops: the model freezes it for as long as others run the line.

@@ -68,12 +68,14 @@ uint64_t thread_cpu_ns() {
 TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   // A paused thread stands for a working one: spinning, it stays runnable and keeps the CPU share
   // that thread would have had, where a sleeper hands it to its siblings (more runnable threads
-  // than CPUs then predicted 62% for a 50% effect). WHATIF_PAUSE=sleep (or a thread the timer
+  // than CPUs then predicted 62% for a 50% effect). Only a thread that waits for a CPU (wall time
+  // per CPU time at least kSpinFromPermille) spins. WHATIF_PAUSE=sleep (or a thread the timer
   // samples, in its handler) sleeps as Coz does.
   for (bool spin : {true, false}) {
     GlobalDelays global;
     global.spin_pauses.store(spin);
     LocalDelays sampled, other;
+    other.contention_permille.store(2000);
     start_experiment(global, 20 * kMs);
     credit_selected_sample(global, sampled);
     uint64_t cpu = thread_cpu_ns();
@@ -87,10 +89,15 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
     }
   }
   GlobalDelays global;
-  LocalDelays sampled, other;
+  LocalDelays sampled, other, idle;
+  other.contention_permille.store(2000);
   start_experiment(global, 20 * kMs);
   credit_selected_sample(global, sampled);
   uint64_t cpu = thread_cpu_ns();
+  catch_up(global, idle);
+  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "a thread that never waits for a CPU sleeps: its CPU would idle";
+  EXPECT_GE(idle.paused_ns.load(), 20 * kMs);
+  cpu = thread_cpu_ns();
   BusyScope busy(other.busy);
   catch_up_held(global, other, /*keep_up=*/false, /*may_spin=*/false);
   EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "may_spin=false sleeps even when pauses spin";
