@@ -5,6 +5,13 @@
 
 namespace whatif::delays {
 
+bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus, bool was) {
+  double capacity = static_cast<double>(std::max(cpus, 1)) * static_cast<double>(window_ns);
+  double demand = static_cast<double>(run_ns) + static_cast<double>(wait_ns);
+  if (capacity <= 0) return was;
+  return demand * kNoContention > capacity * (was ? kNoContention : kOversubscribedPermille);
+}
+
 uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   if (!known_ || run_ns < run_ns_ || wait_ns < wait_ns_) {
     run_ns_ = run_ns;

@@ -42,6 +42,13 @@ class WallPerCpu {
   bool known_ = false;
 };
 
+/// Whether a program (a process tree: every process's threads) wanted more CPU time than the
+/// `cpus` it may use over a window: its threads' run + run-queue wait above kOversubscribedPermille
+/// of the CPUs' time. `was` is the previous answer: once on, it stays on until the demand falls
+/// below the CPUs' time (a pool between batches should not flip pauses back and forth).
+bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus, bool was);
+inline constexpr uint32_t kOversubscribedPermille = 1100;
+
 /// Spinning pauses scale up to this: 64 runnable threads per CPU.
 inline constexpr uint32_t kMaxSpinContention = 64000;
 

@@ -54,6 +54,11 @@ struct GlobalDelays {
   std::atomic<uint64_t> paused_ns{0};
   /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run.
   std::atomic<bool> spin_pauses{true};
+  /// Written by the root's profiler every 20 ms: the program's threads, its forked children's
+  /// included, wanted more CPU time than the CPUs it may use (run + run-queue wait beyond them).
+  /// Only then do pauses spin and samples scale by every wait (delays/contention.h): elsewhere
+  /// the waits are other processes', which may be the program's own clients.
+  std::atomic<bool> oversubscribed{false};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);
@@ -117,8 +122,9 @@ struct LocalDelays {
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
 /// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
-/// A pause spins (GlobalDelays::spin_pauses) only for a thread whose recent wall time per CPU time
-/// (LocalDelays::contention_permille) is at least this: one that waits for a CPU.
+/// A pause spins (GlobalDelays::spin_pauses, while GlobalDelays::oversubscribed) only for a thread
+/// whose recent wall time per CPU time (LocalDelays::contention_permille) is at least this: one
+/// that waits for a CPU.
 inline constexpr uint32_t kSpinFromPermille = 1200;
 
 /// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running

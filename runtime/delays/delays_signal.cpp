@@ -76,13 +76,16 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = 0;
       if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) &&
+          global.oversubscribed.load(std::memory_order_relaxed) &&
           local.contention_permille.load(std::memory_order_relaxed) >= kSpinFromPermille) {
         // Spinning keeps the thread runnable: the scheduler goes on giving it the CPU share the
         // working thread it stands for would have, where a sleeper's share goes to a thread
         // waiting for a CPU (and comes back to it later as a bonus). Only where threads do wait:
         // elsewhere a sleeper's CPU idles either way, and a spinner would take it from the
         // profiler thread and, on a hyperthread, from its sibling (a request server beside a
-        // paused generator: 10-14% predicted for 17-30%).
+        // paused generator: 10-14% predicted for 17-30%). Nor where only other processes make
+        // it wait: a spinning server starves a load generator on the same machine (memcached's
+        // get path then looked like contention, -2500%).
         slept = os::spin_ns(request);
       } else {
         slept = os::sleep_ns(request);

@@ -79,9 +79,20 @@ void ChildForwarder::tick() {
   threads_.snapshot(snapshot_);
   for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
   if (scale_by_waits_ && ++ticks_ % kSchedstatTicks == 0) {
+    // The root decides from every process's demand whether the tree wants more CPUs than it has;
+    // only then do this child's threads scale by every wait (else their waits are other processes').
+    const bool oversubscribed = tree_.delays().oversubscribed.load(std::memory_order_relaxed);
     for (threads::ThreadState* thread : snapshot_) {
       uint64_t run = 0, wait = 0;
-      if (os::read_schedstat(thread->tid, run, wait)) threads::update_wall_per_cpu(*thread, run, wait);
+      if (!os::read_schedstat(thread->tid, run, wait)) continue;
+      if (thread->sched_known && run >= thread->sched_run_ns && wait >= thread->sched_wait_ns) {
+        tree_.add_children_demand(run - thread->sched_run_ns, wait - thread->sched_wait_ns);
+      }
+      thread->sched_run_ns = run;
+      thread->sched_wait_ns = wait;
+      thread->sched_known = true;
+      threads::update_wall_per_cpu(*thread, run, wait, oversubscribed);
+      if (!oversubscribed) thread->delays.contention_permille.store(delays::kNoContention, std::memory_order_relaxed);
     }
   }
   threads_.take_retired(retired_);

@@ -259,6 +259,8 @@ void Profiler::update_schedstat(uint64_t now) {
   last_contention_ns_ = now;
   sched_windows_.assign(snapshot_.size(), delays::SchedWindow{});
   std::vector<bool> measured(snapshot_.size(), false);
+  std::vector<uint32_t> wall_per_cpu(snapshot_.size(), 0);
+  const bool spin = context_.config->contention && context_.config->spin_pauses;
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     threads::ThreadState* thread = snapshot_[i];
     if (thread->retired.load(std::memory_order_acquire)) continue;
@@ -269,18 +271,39 @@ void Profiler::update_schedstat(uint64_t now) {
       measured[i] = true;
     }
     update_sampler(*thread, run);
-    if (context_.config->contention && context_.config->spin_pauses) threads::update_wall_per_cpu(*thread, run, wait);
+    if (spin) wall_per_cpu[i] = threads::update_wall_per_cpu(*thread, run, wait, /*publish=*/false);
     thread->sched_run_ns = run;
     thread->sched_wait_ns = wait;
     thread->sched_known = true;
   }
   if (window == 0 || !context_.config->contention) return;
+  bool oversubscribed = false;
+  if (spin) {
+    // The whole tree's demand: this process's threads and every forked child's.
+    uint64_t run = 0, wait = 0;
+    for (const delays::SchedWindow& w : sched_windows_) {
+      run += w.run_ns;
+      wait += w.wait_ns;
+    }
+    if (context_.tree != nullptr) {
+      uint64_t children_run = context_.tree->children_run_ns(), children_wait = context_.tree->children_wait_ns();
+      run += children_run - children_run_seen_;
+      wait += children_wait - children_wait_seen_;
+      children_run_seen_ = children_run;
+      children_wait_seen_ = children_wait;
+    }
+    bool was = context_.delays->oversubscribed.load(std::memory_order_relaxed);
+    oversubscribed = delays::oversubscribed(run, wait, window, usable_cpus_, was);
+    context_.delays->oversubscribed.store(oversubscribed, std::memory_order_relaxed);
+  }
   std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
-  const bool spin = context_.config->spin_pauses;
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
+    if (oversubscribed && wall_per_cpu[i] != 0) {
+      snapshot_[i]->delays.contention_permille.store(wall_per_cpu[i], std::memory_order_relaxed);
+    }
     if (!measured[i] || permille[i] == 0) continue;  // too little run time: keep the previous figure
     // The end-of-run warning is about other processes, whichever waits the pauses scale by.
-    if (!spin) snapshot_[i]->delays.contention_permille.store(permille[i], std::memory_order_relaxed);
+    if (!oversubscribed) snapshot_[i]->delays.contention_permille.store(permille[i], std::memory_order_relaxed);
     contention_weighted_ += static_cast<double>(permille[i]) * static_cast<double>(sched_windows_[i].run_ns);
     contention_run_ns_ += static_cast<double>(sched_windows_[i].run_ns);
   }

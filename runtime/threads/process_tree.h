@@ -97,6 +97,15 @@ class ProcessTree {
   std::vector<pid_t> timer_thread_ids() const;
   static constexpr uint32_t kTimerIds = 8;
 
+  /// A child's forwarder: its threads ran `run_ns` more and waited `wait_ns` more for a CPU.
+  void add_children_demand(uint64_t run_ns, uint64_t wait_ns) {
+    children_run_ns_.fetch_add(run_ns, std::memory_order_relaxed);
+    children_wait_ns_.fetch_add(wait_ns, std::memory_order_relaxed);
+  }
+  /// Root's profiler: the children's run and wait times so far (cumulative).
+  uint64_t children_run_ns() const { return children_run_ns_.load(std::memory_order_relaxed); }
+  uint64_t children_wait_ns() const { return children_wait_ns_.load(std::memory_order_relaxed); }
+
   /// A child's forwarder: `delta` more visits of the point (type, name).
   void add_visits(int type, const char* name, uint64_t delta);
   /// Root's profiler: this process's source-level points with the children's visits added.
@@ -109,6 +118,8 @@ class ProcessTree {
   std::atomic<uint64_t> refused_{0};
   std::atomic<bool> forked_{false};
   std::atomic<uint32_t> timer_threads_{0};
+  std::atomic<uint64_t> children_run_ns_{0};
+  std::atomic<uint64_t> children_wait_ns_{0};
   std::atomic<pid_t> timer_thread_ids_[kTimerIds] = {};  // 0: not (yet) written
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
   std::atomic<uint32_t> counters_used_{0};

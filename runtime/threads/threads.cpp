@@ -13,9 +13,10 @@ __attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_current =
 }  // namespace
 
 WHATIF_SIGNAL_SAFE ThreadState* current_thread() { return t_current; }
-void update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns) {
+uint32_t update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, bool publish) {
   uint32_t permille = thread.wall_per_cpu.update(run_ns, wait_ns);
-  if (permille != 0) thread.delays.contention_permille.store(permille, std::memory_order_relaxed);
+  if (publish && permille != 0) thread.delays.contention_permille.store(permille, std::memory_order_relaxed);
+  return permille;
 }
 
 void set_current_thread(ThreadState* state) { t_current = state; }

@@ -44,8 +44,9 @@ struct ThreadState {
 WHATIF_SIGNAL_SAFE ThreadState* current_thread();
 void set_current_thread(ThreadState* state);
 /// Profiler thread (or a forked child's forwarder), with spinning pauses: feeds a schedstat reading
-/// of `thread` to its WallPerCpu and publishes a closed window's figure as its contention.
-void update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns);
+/// of `thread` to its WallPerCpu and, with `publish`, stores a closed window's figure as its
+/// contention. Returns that figure, or 0 while the window is open.
+uint32_t update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, bool publish);
 
 class ThreadRegistry {
  public:

@@ -104,7 +104,7 @@ TEST_F(Integration, ThreadsThatOutnumberTheCpusGetTheirLinesSpeedupPredicted) {
   // 62-63% predicted on a quiet machine, 19-39% beside other load. A paused thread now spins,
   // keeping its share, and a sample stands for its wall time (2 CPU-ms per ms here): 49-52%.
   Exit e = whatif(path("crowd.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
-                  {program("crowd"), "3000"});
+                  {program("crowd"), "5000"});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("crowd ok"), std::string::npos) << e;
   Profile p = load_profile(path("crowd.jsonl"));

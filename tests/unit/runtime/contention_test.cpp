@@ -79,6 +79,16 @@ TEST(Contention, AThreadWithASmallShareIsMeasuredOverALongerWindow) {
   EXPECT_EQ(wall.update(3 * kMs, 2 * kMs), 2000u);
 }
 
+TEST(Contention, OnlyAProgramThatWantsMoreCpusThanItHasIsOversubscribed) {
+  // Pauses spin, and samples scale by every wait, only then: a server's threads that wait because
+  // its load generator runs beside it must sleep, or they starve the generator.
+  EXPECT_TRUE(oversubscribed(40 * kMs, 40 * kMs, 20 * kMs, 2, false)) << "four busy threads on two CPUs";
+  EXPECT_FALSE(oversubscribed(26 * kMs, 14 * kMs, 20 * kMs, 2, false)) << "two threads beside an outsider";
+  EXPECT_FALSE(oversubscribed(30 * kMs, 13 * kMs, 20 * kMs, 2, false)) << "under 1.1 CPUs' worth: not yet";
+  EXPECT_TRUE(oversubscribed(30 * kMs, 13 * kMs, 20 * kMs, 2, true)) << "once on, on while above the CPUs";
+  EXPECT_FALSE(oversubscribed(30 * kMs, 9 * kMs, 20 * kMs, 2, true)) << "and off below them";
+}
+
 TEST(Contention, ASelectedSampleCreditsItsWallTimeUnderOutsideLoad) {
   GlobalDelays global;
   global.delay_size_ns.store(500000);  // 50% of a 1 ms period

@@ -74,6 +74,7 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   for (bool spin : {true, false}) {
     GlobalDelays global;
     global.spin_pauses.store(spin);
+    global.oversubscribed.store(true);  // the program wants more CPUs than it has
     LocalDelays sampled, other;
     other.contention_permille.store(2000);
     start_experiment(global, 20 * kMs);
@@ -89,6 +90,7 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
     }
   }
   GlobalDelays global;
+  global.oversubscribed.store(true);
   LocalDelays sampled, other, idle;
   other.contention_permille.store(2000);
   start_experiment(global, 20 * kMs);
@@ -101,6 +103,16 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   BusyScope busy(other.busy);
   catch_up_held(global, other, /*keep_up=*/false, /*may_spin=*/false);
   EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "may_spin=false sleeps even when pauses spin";
+  // Nor does a thread that waits for a CPU spin while the program fits its CPUs: the waits are
+  // then other processes', and a spinner would starve them (a server's load generator).
+  GlobalDelays fits;
+  LocalDelays sampled_too, waiting;
+  waiting.contention_permille.store(2000);
+  start_experiment(fits, 20 * kMs);
+  credit_selected_sample(fits, sampled_too);
+  cpu = thread_cpu_ns();
+  catch_up(fits, waiting);
+  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "a program that fits its CPUs sleeps";
 }
 
 TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
