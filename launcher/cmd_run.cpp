@@ -456,9 +456,10 @@ void register_run(CLI::App& app, Commands& commands) {
                         "Do not scale virtual speedups for CPU time other processes take from the program's "
                         "threads (by default a sample under outside load stands for the longer wall time it took)");
   run_command->add_option("--pause", options->pause,
-                          "How threads pause for a virtual speedup: spin (default: a paused thread keeps its CPU "
-                          "share, as the working thread it stands for would) or sleep (as Coz: the CPU goes to other "
-                          "threads meanwhile, which biases programs with more runnable threads than CPUs)")
+                          "How threads pause for a virtual speedup: spin (default: while the program wants more "
+                          "CPUs than it has, a paused thread keeps its CPU share, as the working thread it stands for "
+                          "would; otherwise it sleeps) or sleep (always, as Coz: the CPU goes to other threads "
+                          "meanwhile, which biases programs with more runnable threads than CPUs)")
       ->check(CLI::IsMember({"spin", "sleep"}));
   run_command->add_option("--counters", options->counters,
                           "Count calls, time and events of the functions CONFIG names (programs built with "

@@ -1,6 +1,6 @@
-// CPU contention: how much wall time one unit of a thread's CPU time took recently. With spinning
-// pauses (the default) every run-queue wait counts (WallPerCpu); with sleeping ones only the waits
-// other processes caused. Pure arithmetic, run on the profiler thread (or a forked child's
+// CPU contention: how much wall time one unit of a thread's CPU time took recently. While the
+// program wants more CPUs than it has (oversubscribed), pauses spin and every run-queue wait counts
+// (WallPerCpu); otherwise pauses sleep and only the waits other processes caused count. Pure arithmetic, run on the profiler thread (or a forked child's
 // forwarder) from each thread's /proc schedstat; the result scales delay per selected sample.
 #pragma once
 #include <cstdint>
