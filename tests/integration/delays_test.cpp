@@ -101,7 +101,7 @@ TEST_F(Integration, ThreadsThatOutnumberTheCpusGetTheirLinesSpeedupPredicted) {
   // Bug: twice as many busy threads as CPUs, all running one line: speeding it by 50% really
   // halves the run, but a thread that paused by sleeping handed its CPU to a sibling, so a pause
   // cost the program nothing and a sample stood for a CPU's time, not the wall time it took:
-  // 62-63% predicted on a quiet machine, 19-39% beside other load. A paused thread now spins,
+  // 62-63% predicted on a quiet machine, 19-22% beside a load of 10. A paused thread now spins,
   // keeping its share, and a sample stands for its wall time (2 CPU-ms per ms here): 49-52%.
   Exit e = whatif(path("crowd.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
                   {program("crowd"), "5000"});
