@@ -5,6 +5,14 @@
 
 namespace whatif::delays {
 
+namespace {
+/// A wall-per-CPU ratio in permille, rounded, within [kNoContention, max_permille].
+uint32_t clamped_permille(double ratio, uint32_t max_permille) {
+  double permille = std::clamp(ratio * kNoContention, static_cast<double>(kNoContention), static_cast<double>(max_permille));
+  return static_cast<uint32_t>(permille + 0.5);
+}
+}  // namespace
+
 bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus, bool was) {
   double capacity = static_cast<double>(std::max(cpus, 1)) * static_cast<double>(window_ns);
   double demand = static_cast<double>(run_ns) + static_cast<double>(wait_ns);
@@ -24,10 +32,8 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   uint64_t wait = wait_ns - wait_ns_;
   run_ns_ = run_ns;
   wait_ns_ = wait_ns;
-  double ratio = (static_cast<double>(run) + static_cast<double>(wait)) / static_cast<double>(run);
-  double permille = std::clamp(ratio * kNoContention, static_cast<double>(kNoContention),
-                               static_cast<double>(kMaxSpinContention));
-  return static_cast<uint32_t>(permille + 0.5);
+  return clamped_permille((static_cast<double>(run) + static_cast<double>(wait)) / static_cast<double>(run),
+                          kMaxSpinContention);
 }
 
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {
@@ -52,11 +58,9 @@ std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& thread
   for (std::size_t i = 0; i < threads.size(); ++i) {
     const SchedWindow& t = threads[i];
     if (t.run_ns < kMinRunNs) continue;
-    double ratio = (static_cast<double>(t.run_ns) + static_cast<double>(t.wait_ns) * outside_share) /
-                   static_cast<double>(t.run_ns);
-    double permille = std::clamp(ratio * kNoContention, static_cast<double>(kNoContention),
-                                 static_cast<double>(kMaxContention));
-    out[i] = static_cast<uint32_t>(permille + 0.5);
+    out[i] = clamped_permille((static_cast<double>(t.run_ns) + static_cast<double>(t.wait_ns) * outside_share) /
+                                  static_cast<double>(t.run_ns),
+                              kMaxContention);
   }
   return out;
 }

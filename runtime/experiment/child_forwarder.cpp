@@ -85,14 +85,12 @@ void ChildForwarder::tick() {
     for (threads::ThreadState* thread : snapshot_) {
       uint64_t run = 0, wait = 0;
       if (!os::read_schedstat(thread->tid, run, wait)) continue;
-      if (thread->sched_known && run >= thread->sched_run_ns && wait >= thread->sched_wait_ns) {
-        tree_.add_children_demand(run - thread->sched_run_ns, wait - thread->sched_wait_ns);
+      if (delays::SchedWindow since; threads::advance_schedstat(*thread, run, wait, since)) {
+        tree_.add_children_demand(since.run_ns, since.wait_ns);
       }
-      thread->sched_run_ns = run;
-      thread->sched_wait_ns = wait;
-      thread->sched_known = true;
-      threads::update_wall_per_cpu(*thread, run, wait, oversubscribed);
-      if (!oversubscribed) thread->delays.contention_permille.store(delays::kNoContention, std::memory_order_relaxed);
+      uint32_t wall_per_cpu = thread->wall_per_cpu.update(run, wait);  // 0 while its window is open
+      uint32_t contention = oversubscribed ? wall_per_cpu : delays::kNoContention;
+      if (contention != 0) thread->delays.contention_permille.store(contention, std::memory_order_relaxed);
     }
   }
   threads_.take_retired(retired_);

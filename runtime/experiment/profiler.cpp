@@ -266,15 +266,9 @@ void Profiler::update_schedstat(uint64_t now) {
     if (thread->retired.load(std::memory_order_acquire)) continue;
     uint64_t run = 0, wait = 0;
     if (!os::read_schedstat(thread->tid, run, wait)) continue;
-    if (thread->sched_known && run >= thread->sched_run_ns && wait >= thread->sched_wait_ns) {
-      sched_windows_[i] = {run - thread->sched_run_ns, wait - thread->sched_wait_ns};
-      measured[i] = true;
-    }
+    measured[i] = threads::advance_schedstat(*thread, run, wait, sched_windows_[i]);
     update_sampler(*thread, run);
-    if (spin) wall_per_cpu[i] = threads::update_wall_per_cpu(*thread, run, wait, /*publish=*/false);
-    thread->sched_run_ns = run;
-    thread->sched_wait_ns = wait;
-    thread->sched_known = true;
+    if (spin) wall_per_cpu[i] = thread->wall_per_cpu.update(run, wait);
   }
   if (window == 0 || !context_.config->contention) return;
   bool oversubscribed = false;

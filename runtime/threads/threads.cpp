@@ -13,13 +13,17 @@ __attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_current =
 }  // namespace
 
 WHATIF_SIGNAL_SAFE ThreadState* current_thread() { return t_current; }
-uint32_t update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, bool publish) {
-  uint32_t permille = thread.wall_per_cpu.update(run_ns, wait_ns);
-  if (publish && permille != 0) thread.delays.contention_permille.store(permille, std::memory_order_relaxed);
-  return permille;
-}
 
 void set_current_thread(ThreadState* state) { t_current = state; }
+
+bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since) {
+  bool known = thread.sched_known && run_ns >= thread.sched_run_ns && wait_ns >= thread.sched_wait_ns;
+  if (known) since = {run_ns - thread.sched_run_ns, wait_ns - thread.sched_wait_ns};
+  thread.sched_run_ns = run_ns;
+  thread.sched_wait_ns = wait_ns;
+  thread.sched_known = true;
+  return known;
+}
 
 void ThreadRegistry::lock() {
   while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();

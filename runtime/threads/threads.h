@@ -28,7 +28,7 @@ struct ThreadState {
   std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after
   int breakpoint_fds[kMaxBreakpoints] = {-1, -1, -1, -1};  ///< profiler thread only
   bool breakpoints_opened = false;                          ///< profiler thread only
-  uint64_t sched_run_ns = 0;   ///< profiler thread only: schedstat at the last contention window
+  uint64_t sched_run_ns = 0;   ///< profiler thread (or a child's forwarder) only: the last schedstat reading
   uint64_t sched_wait_ns = 0;  ///< profiler thread only
   bool sched_known = false;    ///< profiler thread only: the two above hold a reading
   /// Profiler thread (or a forked child's forwarder) only: spinning pauses' contention window.
@@ -43,10 +43,10 @@ struct ThreadState {
 /// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).
 WHATIF_SIGNAL_SAFE ThreadState* current_thread();
 void set_current_thread(ThreadState* state);
-/// Profiler thread (or a forked child's forwarder), with spinning pauses: feeds a schedstat reading
-/// of `thread` to its WallPerCpu and, with `publish`, stores a closed window's figure as its
-/// contention. Returns that figure, or 0 while the window is open.
-uint32_t update_wall_per_cpu(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, bool publish);
+/// Profiler thread (or a forked child's forwarder): records a schedstat reading of `thread` and
+/// returns how much it ran and waited since the previous one; false on the first reading or when
+/// the counters went backwards (a reused thread id).
+bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since);
 
 class ThreadRegistry {
  public:
