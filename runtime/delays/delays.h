@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "base/signal_safe.h"
+#include "os/perf_event.h"
 
 namespace whatif::delays {
 
@@ -116,6 +117,9 @@ struct LocalDelays {
   std::atomic<bool> blocked{false};
   /// Owning thread only: its newest scanned sample was in the selected line (in any frame).
   bool in_selected_line = false;
+  /// The thread's sampling events, stopped while it spins (nullptr: none to stop). Set when its
+  /// sampler starts, before it can be signalled.
+  os::SamplingPause* sampling_pause = nullptr;
 };
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle

@@ -159,6 +159,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
     warn_once("cannot sample thread {}: {}; its time is not profiled", thread->tid, std::strerror(-result));
     thread->sampler.reset();
   }
+  if (thread->sampler) thread->delays.sampling_pause = thread->sampler->sampling_pause();
   if (g_state->lbr) open_tracer(*thread);
   set_current_thread(thread);
   pthread_setspecific(g_state->thread_key, thread);
@@ -559,6 +560,7 @@ void after_fork_in_child() {
   threads::forget_switch_readings(*self);  // the parent thread's readings are another task's
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
+  self->delays.sampling_pause = self->sampler ? self->sampler->sampling_pause() : nullptr;
   // Its contention is its own to measure: the parent thread's figure and schedstat window are not.
   self->delays.contention_permille.store(delays::kNoContention, std::memory_order_relaxed);
   self->wall_per_cpu = delays::WallPerCpu{};

@@ -28,6 +28,13 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
 /// Busy-waits at least `ns` of wall time (CLOCK_MONOTONIC through the vDSO, `pause` between
 /// reads): the thread stays runnable and keeps its CPU share. Returns the time actually waited.
 WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns);
+/// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, by the raw syscall: the vDSO has no fast
+/// path for CPU clocks, and a sample taken in the call then has its user IP in the runtime's code).
+WHATIF_SIGNAL_SAFE uint64_t thread_cpu_ns();
+/// Busy-waits until the calling thread has run at least `cpu_ns` of CPU time (the TSC between
+/// readings of its CPU clock, `pause` in between): preempted meanwhile, it goes on spinning once it
+/// runs again. Returns the CPU time actually spun.
+WHATIF_SIGNAL_SAFE uint64_t spin_cpu_ns(uint64_t cpu_ns);
 /// Measures the TSC's rate against CLOCK_MONOTONIC (5 ms; not in a handler) so spin_ns can wait on
 /// the TSC alone.
 void calibrate_spin();

@@ -172,6 +172,15 @@ void PerfSampler::decode_user(uint64_t position, RawSample& sample) {
   sample.user = &user_;
 }
 
+void SamplingPause::add(int fd) {
+  for (int& slot : fds_) {
+    if (slot < 0) {
+      slot = fd;
+      return;
+    }
+  }
+}
+
 int open_breakpoint_counter(pid_t tid, uint64_t address) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);

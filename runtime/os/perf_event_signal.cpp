@@ -2,10 +2,14 @@
 // sampled thread, in its signal handler or interposed calls. Signal-safe only: memory reads and
 // atomics on the mapped ring.
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "os/perf_event.h"
+#include "os/raw_syscall.h"
 
 namespace whatif::os {
 
@@ -76,6 +80,26 @@ WHATIF_SIGNAL_SAFE void PerfSampler::scan_own(OwnSampleVisitor visit, void* cont
     }
     position += header.size;
   }
+}
+
+WHATIF_SIGNAL_SAFE void SamplingPause::set_all(bool enabled) {
+  int saved_errno = errno;
+  for (int fd : fds_) {
+    if (fd >= 0) invoke_syscall(SYS_ioctl, fd, enabled ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+  }
+  errno = saved_errno;
+}
+
+WHATIF_SIGNAL_SAFE bool SamplingPause::stop() {
+  if (fds_[0] < 0 || !wanted_.load(std::memory_order_seq_cst)) return false;
+  set_all(false);
+  return true;
+}
+
+WHATIF_SIGNAL_SAFE void SamplingPause::resume() {
+  set_all(true);
+  // The switch cleared wanted_ before disabling: if it did so before this enable, it is seen here.
+  if (!wanted_.load(std::memory_order_seq_cst)) set_all(false);
 }
 
 }  // namespace whatif::os

@@ -19,7 +19,9 @@ int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal);
   if (result != 0) return result;
   // Best effort: without it (locked-memory limit) the thread is sampled in user mode only.
+  pause_.add(perf_.fd());
   if (with_kernel_ && kernel_.open(tid, period_ns, 0, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/true) == 0) {
+    pause_.add(kernel_.fd());
     kernel_.enable();
   }
   return perf_.enable();
@@ -112,12 +114,18 @@ bool AdaptiveThreadSampler::use_timer(bool on) {
     // The old backend stops before the new one starts: for a moment neither samples, rather than both.
     if (on) {
       timer_.keep_stacks();
+      perf_.sampling_pause()->set_wanted(false);  // a pause ending now must not enable perf again
       perf_.set_enabled(false);
-      if (timer_.arm(period_ns_, signal_) == 0) on_timer_.store(true, std::memory_order_relaxed);
-      else perf_.set_enabled(true);  // no timer to be had (the process's limit): it stays on perf
+      if (timer_.arm(period_ns_, signal_) == 0) {
+        on_timer_.store(true, std::memory_order_relaxed);
+      } else {
+        perf_.set_enabled(true);  // no timer to be had (the process's limit): it stays on perf
+        perf_.sampling_pause()->set_wanted(true);
+      }
     } else {
       timer_.arm(0, signal_);
       perf_.set_enabled(true);
+      perf_.sampling_pause()->set_wanted(true);
       on_timer_.store(false, std::memory_order_relaxed);
     }
   }

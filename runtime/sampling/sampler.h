@@ -45,6 +45,9 @@ class ThreadSampler {
   WHATIF_SIGNAL_SAFE virtual bool on_timer() const { return false; }
   /// Whether use_timer can switch this backend.
   virtual bool switchable() const { return false; }
+  /// The events a spinning pause stops (os::SamplingPause), or nullptr: a timer-sampled thread
+  /// never spins. Valid from start until the sampler is destroyed.
+  virtual os::SamplingPause* sampling_pause() { return nullptr; }
 
   /// 1: a thread credits its own samples and pays what it owes at every sample, close to the
   /// paper's immediate pauses (every 10th sample delayed both by up to 10 ms of its CPU time).
@@ -69,6 +72,7 @@ class PerfThreadSampler final : public ThreadSampler {
   /// Disables (false) or re-enables (true) the thread's events without closing them: a disabled
   /// event costs its thread nothing at context switches; its ring stays drainable.
   void set_enabled(bool enabled);
+  os::SamplingPause* sampling_pause() override { return &pause_; }
   /// Whether kernel-mode time is sampled on this thread (the second event opened).
   bool samples_kernel() const { return kernel_.is_open(); }
   /// Kernel-mode samples dropped because the thread was not in a system call (profiler thread).
@@ -77,6 +81,7 @@ class PerfThreadSampler final : public ThreadSampler {
  private:
   os::PerfSampler perf_;
   os::PerfSampler kernel_;  // kernel-mode samples, no signal; may stay closed (memory-lock limit)
+  os::SamplingPause pause_;  // both events, once opened
   bool with_kernel_;
   uint64_t outside_system_calls_ = 0;
 };
@@ -143,6 +148,7 @@ class AdaptiveThreadSampler final : public ThreadSampler {
   bool use_timer(bool on) override;
   WHATIF_SIGNAL_SAFE bool on_timer() const override { return on_timer_.load(std::memory_order_relaxed); }
   bool switchable() const override { return true; }
+  os::SamplingPause* sampling_pause() override { return perf_.sampling_pause(); }
 
  private:
   void lock();

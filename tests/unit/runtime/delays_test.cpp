@@ -7,9 +7,11 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "os/os.h"
+#include "os/perf_event.h"
 #include "threads/settle.h"
 
 namespace whatif::delays {
@@ -113,6 +115,71 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   cpu = thread_cpu_ns();
   catch_up(fits, waiting);
   EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "a program that fits its CPUs sleeps";
+}
+
+TEST(Delays, ASpinningPauseTakesItsThreadsShareOfTheCpuNotTheWholePause) {
+  // Bug: a pause spun for its wall length. It starts while its thread runs (in a sample's handler),
+  // and one shorter than the scheduler's slice ran whole on its CPU: 16-27% more CPU time per ms
+  // paused than the share of the working thread it stands for, so each pause took too much from
+  // the program (twice as many threads as CPUs, two lines: 26.5% predicted for 32.4%). A thread
+  // that gets an eighth of a CPU (8 ms of wall time per CPU-ms) spins an eighth of its pause in
+  // CPU time, however the scheduler places it; the pause still stands for its whole length.
+  GlobalDelays global;
+  global.oversubscribed.store(true);
+  LocalDelays sampled, other;
+  other.contention_permille.store(8000);
+  start_experiment(global, 80 * kMs);
+  credit_selected_sample(global, sampled);
+  uint64_t cpu = thread_cpu_ns();
+  catch_up(global, other);
+  cpu = thread_cpu_ns() - cpu;
+  EXPECT_GE(cpu, 10 * kMs) << "an eighth of the 80 ms pause";
+  EXPECT_LT(cpu, 15 * kMs) << "the pause took more than its thread's share of the CPU";
+  EXPECT_GE(other.paused_ns.load(), 80 * kMs) << "it stands for the whole pause";
+  EXPECT_EQ(other.local_ns.load(), 80 * kMs);
+}
+
+/// Samples `sampler` took since the last call.
+std::size_t samples_taken(os::PerfSampler& sampler) {
+  return sampler.drain([](const os::RawSample&) {});
+}
+
+TEST(Delays, ASpinningPauseIsNotSampled) {
+  // Bug: a pause starts where its thread settles, at a sample, so a spin shorter than the sampling
+  // period filled the next period and that sample landed in the line after the pause: the pauses'
+  // CPU time went to the program's lines (16% more samples per item while they ran, most in the
+  // unselected line). The thread's sampling events stop while it spins.
+  os::PerfSampler sampler;
+  int result = sampler.open(os::gettid(), kMs / 2, /*signal=*/0, /*wakeup_samples=*/1, /*with_stack=*/false);
+  if (result != 0) GTEST_SKIP() << "perf_event_open(task-clock) failed here: " << std::strerror(-result);
+  os::SamplingPause pause;
+  pause.add(sampler.fd());
+  ASSERT_EQ(sampler.enable(), 0);
+  GlobalDelays global;
+  global.oversubscribed.store(true);
+  LocalDelays sampled, other;
+  other.contention_permille.store(2000);
+  other.sampling_pause = &pause;
+  start_experiment(global, 40 * kMs);
+  credit_selected_sample(global, sampled);
+  samples_taken(sampler);
+  os::spin_cpu_ns(5 * kMs);  // the thread's own work: about 10 samples
+  catch_up(global, other);   // 20 ms of CPU spun: about 40 samples if they were taken
+  std::size_t taken = samples_taken(sampler);
+  EXPECT_GE(other.paused_ns.load(), 40 * kMs);
+  EXPECT_GE(taken, 5u) << "the work before the pause is sampled";
+  EXPECT_LE(taken, 15u) << "the pause's spin was sampled";
+  os::spin_cpu_ns(5 * kMs);
+  EXPECT_GE(samples_taken(sampler), 5u) << "sampling resumes after the pause";
+
+  // The adaptive sampler's switch turns the events off (to the timer) while a pause spins: the
+  // pause's end leaves them off. And a pause while they are meant to be off does not touch them.
+  ASSERT_TRUE(pause.stop());
+  pause.set_wanted(false);
+  pause.resume();
+  os::spin_cpu_ns(5 * kMs);
+  EXPECT_LE(samples_taken(sampler), 1u) << "the end of a pause turned on events the switch had turned off";
+  EXPECT_FALSE(pause.stop()) << "events meant to be off are not the pause's to stop";
 }
 
 TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
