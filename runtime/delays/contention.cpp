@@ -24,6 +24,7 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   if (!known_ || run_ns < run_ns_ || wait_ns < wait_ns_) {
     run_ns_ = run_ns;
     wait_ns_ = wait_ns;
+    run_sum_ = wait_sum_ = 0;
     known_ = true;
     return 0;
   }
@@ -32,8 +33,9 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   uint64_t wait = wait_ns - wait_ns_;
   run_ns_ = run_ns;
   wait_ns_ = wait_ns;
-  return clamped_permille((static_cast<double>(run) + static_cast<double>(wait)) / static_cast<double>(run),
-                          kMaxSpinContention);
+  run_sum_ = run_sum_ * kKeep + static_cast<double>(run);
+  wait_sum_ = wait_sum_ * kKeep + static_cast<double>(wait);
+  return clamped_permille((run_sum_ + wait_sum_) / run_sum_, kMaxSpinContention);
 }
 
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {

@@ -28,17 +28,23 @@ inline constexpr uint64_t kMinRunNs = 2000000;
 /// threads of one line sped by 50% then predict 50%, where unscaled pauses under-predict and
 /// sleeping ones miss either way). Fed cumulative schedstat readings of one thread, it closes a
 /// window once the thread has run kMinRunNs, however long that takes: one of forty processes on
-/// two CPUs runs 1 ms in the profiler's 20 ms.
+/// two CPUs runs 1 ms in the profiler's 20 ms. The figure is the ratio of the closed windows' run
+/// and wait times summed with decaying weights (kKeep): one window holds one or two scheduler
+/// slices of the thread, and its own ratio jumped by a factor of two from one window to the next.
 class WallPerCpu {
  public:
-  /// The closed window's (run + wait) / run in permille, within [kNoContention,
+  /// (run + wait) / run of the closed windows, decayed, in permille, within [kNoContention,
   /// kMaxSpinContention]; 0 while the window is open (keep the previous figure). Readings that went
-  /// backwards (a reused thread id) restart the window.
+  /// backwards (a reused thread id) start anew.
   uint32_t update(uint64_t run_ns, uint64_t wait_ns);
 
  private:
+  /// Each closed window's weight in the figure decays by this at every later one.
+  static constexpr double kKeep = 0.875;
   uint64_t run_ns_ = 0;
   uint64_t wait_ns_ = 0;
+  double run_sum_ = 0;   ///< run time of the closed windows, decayed
+  double wait_sum_ = 0;  ///< their wait time, decayed alike
   bool known_ = false;
 };
 

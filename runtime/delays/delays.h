@@ -130,6 +130,8 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 /// whose recent wall time per CPU time (LocalDelays::contention_permille) is at least this: one
 /// that waits for a CPU.
 inline constexpr uint32_t kSpinFromPermille = 1200;
+/// A spinning pause spins at most this much CPU time between looks at the experiment's state.
+inline constexpr uint64_t kSpinRoundNs = 500000;
 
 /// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up

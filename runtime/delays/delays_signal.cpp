@@ -1,7 +1,11 @@
 // Delay execution: runs on the owning thread, in its signal handler or interposed calls.
 // Signal-safe only: atomics and the raw nanosleep syscall.
-#include "delays/contention.h"
 #include "delays/delays.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "delays/contention.h"
 #include "os/os.h"
 
 namespace whatif::delays {
@@ -52,22 +56,47 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   if (busy.held()) catch_up_held(global, local, /*keep_up=*/false);  // else: re-entered from the handler
 }
 
+namespace {
+/// A spinning pause stops its thread's sampling events once and restarts them when the catch-up
+/// returns, however many rounds it spun.
+class SpinScope {
+ public:
+  WHATIF_SIGNAL_SAFE explicit SpinScope(os::SamplingPause* pause) : pause_(pause) {}
+  WHATIF_SIGNAL_SAFE ~SpinScope() {
+    if (stopped_) pause_->resume();
+  }
+  SpinScope(const SpinScope&) = delete;
+  SpinScope& operator=(const SpinScope&) = delete;
+  WHATIF_SIGNAL_SAFE void stop_sampling() {
+    if (!stopped_ && pause_ != nullptr) stopped_ = pause_->stop();
+  }
+
+ private:
+  os::SamplingPause* pause_;
+  bool stopped_ = false;
+};
+}  // namespace
+
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin) {
   // A thread outside the selected line is frozen in the model while another runs the line; delay
   // that accrues during its pause would otherwise be paid only after it ran on for another period.
-  constexpr int kMaxRounds = 100000;
+  constexpr int kMaxRounds = 1000000;
+  SpinScope spinning(local.sampling_pause);
+  uint64_t limit = UINT64_MAX;  // without keep_up: pay what was owed on entry, not what accrues since
   for (int round = 0; round < kMaxRounds; ++round) {
     auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
-    uint64_t target = global.global_ns.load(std::memory_order_acquire);  // pairs with raise_to
+    uint64_t target = std::min(global.global_ns.load(std::memory_order_acquire), limit);  // pairs with raise_to
+    if (!keep_up) limit = target;
     uint64_t mine = local.local_ns.load(std::memory_order_acquire);
     uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
-    if (mine < epoch) {  // debt from before this experiment (or between experiments): forgiven
+    if (mine < epoch) {  // debt from before this experiment (or its measured part): forgiven
       local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
       mine = epoch;
       local.excess_ns = 0;
     }
     if (mine >= target) return;
     uint64_t owed = target - mine;
+    uint64_t pay = owed;  // what this round settles
     bool slept_now = false;
     if (phase == Phase::kIdle) {
       local.excess_ns = 0;
@@ -76,9 +105,9 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
     } else {
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = 0;
+      uint32_t permille = local.contention_permille.load(std::memory_order_relaxed);
       if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) &&
-          global.oversubscribed.load(std::memory_order_relaxed) &&
-          local.contention_permille.load(std::memory_order_relaxed) >= kSpinFromPermille) {
+          global.oversubscribed.load(std::memory_order_relaxed) && permille >= kSpinFromPermille) {
         // Spinning keeps the thread runnable: the scheduler goes on giving it the CPU share the
         // working thread it stands for would have, where a sleeper's share goes to a thread
         // waiting for a CPU (and comes back to it later as a bonus). Only where threads do wait:
@@ -94,10 +123,15 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
         // handler of a sample), and one shorter than the scheduler's slice ran whole on its CPU
         // (16-27% more CPU per ms paused than the thread's share: crowd under-predicted by 5 pp,
         // 8 threads on 2 CPUs by 7-17). Its samples are stopped meanwhile (os::SamplingPause).
-        uint32_t permille = local.contention_permille.load(std::memory_order_relaxed);
-        bool stopped = local.sampling_pause != nullptr && local.sampling_pause->stop();
+        // It spins at most kSpinRoundNs of CPU time a round: a debt the profiler forgives (the
+        // experiment ended, or its measured part began) ends the pause at the next round.
+        uint64_t wall_per_round = kSpinRoundNs * permille / kNoContention;
+        if (request > wall_per_round) {
+          request = wall_per_round;
+          pay = request + local.excess_ns;
+        }
+        spinning.stop_sampling();
         uint64_t spun = os::spin_cpu_ns(request * kNoContention / permille);
-        if (stopped) local.sampling_pause->resume();
         slept = spun * permille / kNoContention;  // the wall time it stands for
       } else {
         slept = os::sleep_ns(request);
@@ -108,7 +142,8 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       slept_now = true;
     }
     // fetch_add, not store: the profiler may credit this thread concurrently.
-    local.local_ns.fetch_add(owed, std::memory_order_acq_rel);
+    local.local_ns.fetch_add(pay, std::memory_order_acq_rel);
+    if (pay < owed) continue;  // a spin round: the rest is still owed, unless forgiven meanwhile
     if (!keep_up || !slept_now || phase != Phase::kRunning) return;
   }
 }

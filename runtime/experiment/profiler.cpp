@@ -428,6 +428,12 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
 void Profiler::begin_measuring(uint64_t now) {
   delays::GlobalDelays& delays = *context_.delays;
   global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  if (delays.oversubscribed.load(std::memory_order_relaxed)) {
+    // Debts from the warm-up are forgiven: paid inside the measured part, they paused the program
+    // beyond the delay it counts (a spinning pause pays a debt of d in about d of wall time, so a
+    // thread enters the measured part owing several samples' delay: 8 threads on 2 CPUs).
+    delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
+  }
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
@@ -451,6 +457,26 @@ void Profiler::publish_selected_ranges(int32_t line) {
 void Profiler::begin_draining(uint64_t now) {
   delays::GlobalDelays& delays = *context_.delays;
   delays.delay_size_ns.store(0, std::memory_order_release);
+  if (delays.oversubscribed.load(std::memory_order_relaxed)) {
+    // No drain: a spinning pause keeps its thread's CPU share, so paying a debt of d takes about d
+    // of wall time, and with several threads per CPU every drain ran its 10-ms limit, its time and
+    // progress counting at the unsped rate (8 threads of one line on 2 CPUs: 43% predicted for
+    // 49.5%). The experiment ends here; each running thread is short of the delay by what it still
+    // owes, so the program was delayed by the global delay less the average of that (exact for
+    // threads alike in what they run), and their debts are forgiven.
+    uint64_t global = delays.global_ns.load(std::memory_order_acquire);
+    uint64_t owed = 0, running = 0;
+    for (const threads::ThreadState* thread : snapshot_) {
+      if (thread->retired.load(std::memory_order_acquire) || thread->delays.blocked.load(std::memory_order_acquire)) continue;
+      uint64_t mine = std::max(thread->delays.local_ns.load(std::memory_order_acquire),
+                               delays.epoch_start_ns.load(std::memory_order_acquire));
+      owed += global > mine ? global - mine : 0;
+      ++running;
+    }
+    unpaid_ns_ = running > 0 ? owed / running : 0;
+    finish_experiment(now);
+    return;
+  }
   delays.phase.store(static_cast<int>(delays::Phase::kDraining), std::memory_order_release);
   // The drain's time and progress count in the experiment at the unsped rate, diluting the
   // virtual speedup, so it lasts only until no running thread owes delay. Threads that owe are
@@ -471,9 +497,8 @@ bool Profiler::drained() const {
                       [this](const threads::ThreadState* thread) { return owes_before_drain_end(*thread); });
 }
 
-std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now) {
+std::vector<profile::PointResult> Profiler::point_deltas(uint64_t now, uint64_t delay_ns) {
   const config::Config& config = *context_.config;
-  uint64_t delay_ns = context_.delays->global_ns.load(std::memory_order_acquire) - global_delay_at_start_;
   std::vector<profile::PointResult> results =
       source_point_deltas(read_points(), points_at_start_, in_flight_,
                           static_cast<double>(now - machine_.start_ns()), delay_ns);
@@ -501,7 +526,7 @@ void Profiler::finish_experiment(uint64_t now) {
   record.speedup = machine_.speedup();
   record.start_ns = machine_.start_ns() - context_.start_ns;
   record.duration_ns = now - machine_.start_ns();
-  record.delay_ns = global - global_delay_at_start_;
+  record.delay_ns = global - global_delay_at_start_ - std::min(std::exchange(unpaid_ns_, 0), global - global_delay_at_start_);
   record.selected_samples = machine_.selected_samples();
   record.total_samples = machine_.total_samples();
   record.elapsed_ns = now - context_.start_ns;
@@ -516,7 +541,7 @@ void Profiler::finish_experiment(uint64_t now) {
     record.selected = selected.name;
     record.line_samples_total = selected.samples;
   }
-  record.points = point_deltas(now);
+  record.points = point_deltas(now, record.delay_ns);
   context_.writer->experiment(record);
 
   delays.epoch_start_ns.store(global, std::memory_order_release);

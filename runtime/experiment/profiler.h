@@ -93,7 +93,8 @@ class Profiler {
   bool drained() const;
   /// Writes the experiment's record and hands its visits to the machine (length, cool-off).
   void finish_experiment(uint64_t now);
-  std::vector<profile::PointResult> point_deltas(uint64_t now);
+  /// The points' results since begin_measuring, over the experiment's `delay_ns`.
+  std::vector<profile::PointResult> point_deltas(uint64_t now, uint64_t delay_ns);
   void write_samples(uint64_t now);
   /// One `instructions` record per in-scope object with samples: its cumulative per-instruction
   /// counts at ELF virtual addresses (runtime IP minus the object's load bias).
@@ -145,6 +146,9 @@ class Profiler {
   uint64_t global_delay_at_start_ = 0;
   uint64_t paused_at_start_ = 0;  // GlobalDelays::paused_ns then
   uint64_t drain_target_ns_ = 0;
+  /// What the running threads still owed, on average, when an oversubscribed experiment ended
+  /// without a drain: the delay they did not execute, which its effective time gets back.
+  uint64_t unpaid_ns_ = 0;
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   std::vector<progress::PointReading> points_at_start_;
   std::vector<uint64_t> breakpoints_at_start_;
