@@ -30,7 +30,8 @@ uint64_t fewest_visits(const std::vector<profile::PointResult>& points);
 
 /// The next experiment's length: doubled (up to kMaxExperimentNs) when the least-visited point saw
 /// fewer than kTargetVisits (or none was visited), halved when it saw more than 4 × kTargetVisits
-/// and the halved length stays at least `minimum_ns`, else unchanged.
+/// and the halved length stays at least `minimum_ns`, else unchanged. The machine applies it only
+/// once some experiment has seen a progress visit.
 uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewest);
 
 /// What the machine's options fix; everything else it decides.
@@ -122,6 +123,7 @@ class ExperimentMachine {
   uint64_t selected_samples_ = 0;
   uint64_t total_samples_ = 0;
   uint64_t experiments_done_ = 0;
+  bool progress_seen_ = false;  ///< some experiment saw a progress visit: the length adapts from then on
 };
 
 }  // namespace whatif::experiment

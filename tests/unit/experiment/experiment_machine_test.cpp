@@ -238,6 +238,25 @@ TEST(ExperimentMachine, FinishAdaptsTheLengthToTheVisits) {
   EXPECT_EQ(machine.length_ns(), 2 * kLength);
 }
 
+TEST(ExperimentMachine, ThePhaseBeforeAnyProgressDoesNotGrowTheLength) {
+  // A server loading its data before the load it serves: no experiment sees a visit, and the first
+  // one of the measured phase must not be many times longer than the rest.
+  ExperimentMachine machine(settings(), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  for (int i = 0; i < 3; ++i) {
+    start_next(machine, now);
+    machine.finish(now, Outcome{0});
+    EXPECT_EQ(machine.length_ns(), kLength) << "experiment " << i;
+  }
+  start_next(machine, now);
+  machine.finish(now, Outcome{0, 4});
+  EXPECT_EQ(machine.length_ns(), 2 * kLength) << "too few visits once progress has begun";
+  start_next(machine, now);
+  machine.finish(now, Outcome{0});
+  EXPECT_EQ(machine.length_ns(), 4 * kLength) << "a rare point: an experiment without visits grows the next";
+}
+
 TEST(ExperimentMachine, AnEndToEndExperimentIsMeasuredFromItsStart) {
   ExperimentMachine machine(settings(false, 10, /*end_to_end=*/true), 1);
   machine.begin(0);
