@@ -32,7 +32,14 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   uint64_t wait = wait_ns - wait_ns_;
   run_ns_ = run_ns;
   wait_ns_ = wait_ns;
+  measured_ = true;
   return clamped_permille((static_cast<double>(run) + static_cast<double>(wait)) / static_cast<double>(run),
+                          kMaxSpinContention);
+}
+
+uint32_t tree_wall_per_cpu(uint64_t run_ns, uint64_t wait_ns) {
+  if (run_ns == 0) return kNoContention;
+  return clamped_permille((static_cast<double>(run_ns) + static_cast<double>(wait_ns)) / static_cast<double>(run_ns),
                           kMaxSpinContention);
 }
 
