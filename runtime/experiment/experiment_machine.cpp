@@ -78,7 +78,7 @@ bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weigh
 
 void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
-  if (outcome.fewest > 0 || outcome.visits > 0) progress_seen_ = true;
+  if (outcome.fewest > 0 || outcome.visits > 0 || outcome.progress_seen) progress_seen_ = true;
   // Before any progress at all the program is in a phase without it (a server loading its data, a
   // set-up step): no length helps there, and a length grown through it would make the first
   // experiment of the measured phase several times longer than the rest, one speedup's delays over

@@ -48,6 +48,9 @@ struct Outcome {
   uint64_t fewest = 0;       ///< fewest_visits of its points (steers the length)
   uint64_t visits = 0;       ///< visits of all its throughput points
   double effective_ns = 0;   ///< its duration minus the delay inserted
+  /// Some progress point has been visited since the start, in an experiment or between them (a
+  /// point visited every 100 ms is seldom inside a 15-ms measurement window at first).
+  bool progress_seen = false;
 };
 
 /// Decides when experiments start, on which line and at which speedup, and when they drain and

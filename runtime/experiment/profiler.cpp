@@ -537,8 +537,22 @@ void Profiler::finish_experiment(uint64_t now) {
   Outcome outcome;
   outcome.fewest = fewest_visits(record.points);
   for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
+  outcome.progress_seen = progress_seen();
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
+}
+
+bool Profiler::progress_seen() const {
+  for (const progress::PointReading& reading : read_points()) {
+    if (reading.visits > 0) return true;
+  }
+  for (uint64_t visits : breakpoints_.read(snapshot_)) {
+    if (visits > 0) return true;
+  }
+  for (uint64_t visits : sampled_counts_) {
+    if (visits > 0) return true;
+  }
+  return context_.config->end_to_end;
 }
 
 void Profiler::write_samples(uint64_t now) {

@@ -114,6 +114,8 @@ class Profiler {
   /// (delays/contention.h, stored where its selected samples are credited) unless --no-contention,
   /// and its adaptive sampler's backend (sampling/switch_rule.h).
   void update_schedstat(uint64_t now);
+  /// Whether any progress point has been visited since the start, in or between experiments.
+  bool progress_seen() const;
   /// The adaptive sampler's rule for one thread, from its CPU time (schedstat, `run_ns`; the
   /// thread's previous reading is still in its state) and its voluntary context switches.
   void update_sampler(threads::ThreadState& thread, uint64_t run_ns);

@@ -255,6 +255,17 @@ TEST(ExperimentMachine, ThePhaseBeforeAnyProgressDoesNotGrowTheLength) {
   start_next(machine, now);
   machine.finish(now, Outcome{0});
   EXPECT_EQ(machine.length_ns(), 4 * kLength) << "a rare point: an experiment without visits grows the next";
+
+  // A point visited between measurement windows only (every 100 ms, against 15-ms windows) is
+  // progress seen too: the length grows until the windows catch its visits.
+  ExperimentMachine rare(settings(), 1);
+  rare.begin(0);
+  now = 0;
+  start_next(rare, now);
+  Outcome between;
+  between.progress_seen = true;
+  rare.finish(now, between);
+  EXPECT_EQ(rare.length_ns(), 2 * kLength);
 }
 
 TEST(ExperimentMachine, AnEndToEndExperimentIsMeasuredFromItsStart) {
