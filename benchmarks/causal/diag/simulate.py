@@ -12,6 +12,8 @@ sleep overshoots by OV, carried as excess into the next pause.
 
 Usage: simulate.py lock A_US B_US S P_US OV_US [SIM_US]    (lock.c: A outside a mutex, B inside)
        simulate.py amdahl A_US B_US C_US S P_US OV_US      (amdahl.c: A || B, barrier, C)
+       simulate.py amdahl3 A_US B_US S P_US OV_US          (amdahl3.c: A alone, then B on two workers;
+                                                            the line is B, B_US the phase's wall time)
 Prints the real period, the delay per item and the effective period (real - delay).
 """
 import random
@@ -213,14 +215,54 @@ def simulate_amdahl(a, b, c, s, period, overshoot, rounds=300, dt=0.25):
     return start / rounds, rules.global_ns / rounds
 
 
+def simulate_amdahl3(a, b, s, period, overshoot, rounds=300, dt=0.5):
+    """The main thread runs A while both workers wait (no delay accrues); then both workers run the
+    line B at once, each crediting its own samples; each pays up to the global clock at its samples
+    and before the closing barrier; the barrier's last arrival credits the others."""
+    rules = Rules(s, period, overshoot)
+    random.seed(2)
+    workers = [Thread(period * random.random()) for _ in range(2)]
+    now = 0.0
+    for _ in range(rounds):
+        now += a  # main's serial line; the workers are blocked, credited when it wakes them
+        for w in workers:
+            rules.credit(w)
+            w.rem, w.state, w.seg = b, "run", "B"
+        rules.now = now + WAKE_US
+        done = [None, None]
+        while None in done:
+            for i, w in enumerate(workers):
+                if done[i] is not None:
+                    continue
+                if w.state == "pause":
+                    if rules.now >= w.until:
+                        rules.end_pause(w)
+                    continue
+                if w.rem > 0:
+                    rules.run_cpu(w, dt, "B")
+                    continue
+
+                def arrive(w, i=i):
+                    done[i] = rules.now
+                if not rules.pause(w, False, arrive):  # before_blocking at the closing barrier
+                    arrive(w)
+            rules.now += dt
+        now = max(done) + WAKE_US
+        for w in workers:
+            rules.credit(w)
+    return now / rounds, rules.global_ns / rounds
+
+
 def main():
     shape, args = sys.argv[1], [float(x) for x in sys.argv[2:]]
     if shape == "lock":
         period, delay = simulate_lock(*args)
     elif shape == "amdahl":
         period, delay = simulate_amdahl(*args)
+    elif shape == "amdahl3":
+        period, delay = simulate_amdahl3(*args)
     else:
-        sys.exit("shape must be lock or amdahl")
+        sys.exit("shape must be lock, amdahl or amdahl3")
     print("real period %.2f us, delay per item %.2f us, effective period %.2f us" % (period, delay, period - delay))
 
 
