@@ -15,7 +15,11 @@ Usage: simulate.py lock A_US B_US S P_US OV_US [SIM_US]    (lock.c: A outside a 
        simulate.py amdahl3 A_US B_US S P_US OV_US          (amdahl3.c: A alone, then B on two workers;
                                                             the line is B, B_US the phase's wall time)
 Prints the real period, the delay per item and the effective period (real - delay).
+With ABSORB=1 in the environment, a candidate rule (not the runtime's): a debt is first absorbed by
+the time the paying thread spent blocked and woken by another thread within the last P of wall time
+(the waits that the continuous model's small pauses would have fitted into).
 """
+import os
 import random
 import sys
 
@@ -31,6 +35,8 @@ class Thread:
         self.excess = 0.0
         self.in_line = False
         self.state = "run"  # run | pause | blocked | waking
+        self.waits = []  # [end, length] of recent waits ended by another thread (ABSORB)
+        self.blocked_at = None
         self.until = 0.0
         self.owed = 0.0
         self.keep_up = False
@@ -46,12 +52,36 @@ class Rules:
         self.overshoot = overshoot
         self.global_ns = 0.0
         self.now = 0.0
+        self.absorb = os.environ.get("ABSORB") == "1"
+
+    def absorbed(self, t, owed):
+        """ABSORB: how much of `owed` the thread's recent waits cover (consumed oldest first)."""
+        t.waits = [w for w in t.waits if w[0] > self.now - self.period]
+        use = min(owed, sum(w[1] for w in t.waits))
+        left = use
+        for w in t.waits:
+            take = min(left, w[1])
+            w[1] -= take
+            left -= take
+        return use
+
+    def woken(self, t):
+        if t.blocked_at is not None:
+            t.waits.append([self.now, self.now - t.blocked_at])
+            t.blocked_at = None
+        self.credit(t)
 
     def pause(self, t, keep_up, then):
         """catch_up_held: True when the thread goes to sleep (then(t) runs once it has paid)."""
         if t.local >= self.global_ns:
             return False
         owed = self.global_ns - t.local
+        if self.absorb:
+            use = self.absorbed(t, owed)
+            t.local += use
+            owed -= use
+            if owed <= 0:
+                return False
         if owed <= t.excess:
             t.excess -= owed
             t.local += owed
@@ -105,7 +135,7 @@ def simulate_lock(a, b, s, period, overshoot, horizon=400000.0, dt=0.25):
         t.seg, t.rem, t.state = "B", b, "run"
 
     def woken(t):
-        rules.credit(t)
+        rules.woken(t)
         enter_b(t)
 
     def try_lock(t):
@@ -119,7 +149,7 @@ def simulate_lock(a, b, s, period, overshoot, horizon=400000.0, dt=0.25):
                 lock["holder"] = t
                 woken(t)
             else:
-                t.state = "blocked"
+                t.state, t.blocked_at = "blocked", rules.now
                 lock["waiters"].append(t)
         rules.settle(t, block)
 
