@@ -10,6 +10,8 @@ interleaved rounds, times the same load in each mode:
   whatif-p        whatif run -p proto_text.c:LINE on the unmodified build (a code patch)
   whatif-p-trap   the same, WHATIF_PROGRESS_PATCH=off (a hardware breakpoint per visit)
   whatif-*-perf   any whatif mode with --sampler perf (perf_event on every thread, never the timer)
+  whatif-*-nodelay  any whatif mode with --fixed-speedup 0: sampling and experiments without their
+                  delays (what the virtual speedups themselves cost is the difference)
   coz             coz run, the COZ_PROGRESS build
 
 and prints each mode's median load time over native's, the server's CPU seconds, the experiments per minute and the top
@@ -23,6 +25,7 @@ memcslap cannot be had. Usage: memcached_bench.py --build BUILD [--reps N] [--ge
 import argparse
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -140,7 +143,10 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     port = free_port()
     # A whatif mode with `-perf` appended runs with --sampler perf (perf_event on every thread, the
     # sampler before adaptive switching), to compare the two on the same server.
-    base = mode.removesuffix("-perf")
+    # `-nodelay` appended: --fixed-speedup 0, every experiment a baseline, so nothing pauses.
+    nodelay = mode.endswith("-nodelay")
+    perf = mode.removesuffix("-nodelay").endswith("-perf")
+    base = mode.removesuffix("-nodelay").removesuffix("-perf")
     server = [str(binaries["progress" if base in ("whatif-source", "coz") else "plain"]),
               f"--threads={args.threads}", "--udp-port=0", f"--port={port}", "--listen=127.0.0.1", "--user=root"]
     env = dict(os.environ)
@@ -155,9 +161,11 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
             cmd += ["--allocation", args.allocation]
         if base.startswith("whatif-p"):
             cmd += ["-p", f"proto_text.c:{line}"]
-        if base != mode:
+        if perf:
             cmd += ["--sampler", "perf"]
-        cmd += ["---"] + server
+        if nodelay:
+            cmd += ["--fixed-speedup", "0"]
+        cmd += shlex.split(args.whatif_args) + ["---"] + server
         if base == "whatif-p-trap":
             env["WHATIF_PROGRESS_PATCH"] = "off"
     cwd = out_dir / f"{mode}-{rep}.d"
@@ -246,6 +254,9 @@ def main():
     parser.add_argument("--top", type=int, default=6, help="lines of `whatif report` to show per mode")
     parser.add_argument("--allocation", choices=["samples", "adaptive"],
                         help="whatif's --allocation in the whatif modes (default: whatif's own default)")
+    parser.add_argument("--whatif-args", default="",
+                        help="more `whatif run` options for the whatif modes, e.g. '--fixed-speedup 0' (no delays: "
+                             "the overhead of sampling and experiments alone)")
     parser.add_argument("--settle", action="store_true",
                         help="print each whatif run's time to a confident answer (confidence.py's test)")
     parser.add_argument("--boost", action="store_true",

@@ -33,9 +33,16 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   uint64_t wait = wait_ns - wait_ns_;
   run_ns_ = run_ns;
   wait_ns_ = wait_ns;
+  measured_ = true;
   run_sum_ = run_sum_ * kKeep + static_cast<double>(run);
   wait_sum_ = wait_sum_ * kKeep + static_cast<double>(wait);
   return clamped_permille((run_sum_ + wait_sum_) / run_sum_, kMaxSpinContention);
+}
+
+uint32_t tree_wall_per_cpu(uint64_t run_ns, uint64_t wait_ns) {
+  if (run_ns == 0) return kNoContention;
+  return clamped_permille((static_cast<double>(run_ns) + static_cast<double>(wait_ns)) / static_cast<double>(run_ns),
+                          kMaxSpinContention);
 }
 
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {

@@ -60,6 +60,10 @@ struct GlobalDelays {
   /// Only then do pauses spin and samples scale by every wait (delays/contention.h): elsewhere
   /// the waits are other processes', which may be the program's own clients.
   std::atomic<bool> oversubscribed{false};
+  /// Written with `oversubscribed`: the tree's wall time per CPU time in permille (1000 when not
+  /// oversubscribed). A thread without a figure of its own yet (just born, or too short-lived to
+  /// close a window) scales its samples and decides whether to spin by it.
+  std::atomic<uint32_t> tree_wall_per_cpu{1000};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);

@@ -78,7 +78,15 @@ bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weigh
 
 void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
-  if (!settings_.end_to_end) length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, outcome.fewest);
+  if (outcome.fewest > 0 || outcome.visits > 0 || outcome.progress_seen) progress_seen_ = true;
+  // Before any progress at all the program is in a phase without it (a server loading its data, a
+  // set-up step): no length helps there, and a length grown through it would make the first
+  // experiment of the measured phase several times longer than the rest, one speedup's delays over
+  // the start of the load (memcached's get phase began with a 400-ms experiment: 1.4x slowdown
+  // when it drew a large speedup on the sendmsg line).
+  if (!settings_.end_to_end && progress_seen_) {
+    length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, outcome.fewest);
+  }
   if (!settings_.fixed_line) allocator_.on_result(selected_, speedup_, outcome.visits, outcome.effective_ns);
   state_ = State::kCoolOff;
   state_until_ns_ = now + kCoolOffNs;

@@ -30,7 +30,8 @@ uint64_t fewest_visits(const std::vector<profile::PointResult>& points);
 
 /// The next experiment's length: doubled (up to kMaxExperimentNs) when the least-visited point saw
 /// fewer than kTargetVisits (or none was visited), halved when it saw more than 4 × kTargetVisits
-/// and the halved length stays at least `minimum_ns`, else unchanged.
+/// and the halved length stays at least `minimum_ns`, else unchanged. The machine applies it only
+/// once some experiment has seen a progress visit.
 uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewest);
 
 /// What the machine's options fix; everything else it decides.
@@ -47,6 +48,9 @@ struct Outcome {
   uint64_t fewest = 0;       ///< fewest_visits of its points (steers the length)
   uint64_t visits = 0;       ///< visits of all its throughput points
   double effective_ns = 0;   ///< its duration minus the delay inserted
+  /// Some progress point has been visited since the start, in an experiment or between them (a
+  /// point visited every 100 ms is seldom inside a 15-ms measurement window at first).
+  bool progress_seen = false;
 };
 
 /// Decides when experiments start, on which line and at which speedup, and when they drain and
@@ -122,6 +126,7 @@ class ExperimentMachine {
   uint64_t selected_samples_ = 0;
   uint64_t total_samples_ = 0;
   uint64_t experiments_done_ = 0;
+  bool progress_seen_ = false;  ///< some experiment saw a progress visit: the length adapts from then on
 };
 
 }  // namespace whatif::experiment

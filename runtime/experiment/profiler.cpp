@@ -272,9 +272,12 @@ void Profiler::update_schedstat(uint64_t now) {
   }
   if (window == 0 || !context_.config->contention) return;
   bool oversubscribed = false;
+  uint32_t tree_figure = delays::kNoContention;
   if (spin) {
     // The whole tree's demand: this process's threads and every forked child's.
-    uint64_t run = 0, wait = 0;
+    // Threads that exited since the last window count with their last readings.
+    uint64_t run = retired_window_.run_ns, wait = retired_window_.wait_ns;
+    retired_window_ = {};
     for (const delays::SchedWindow& w : sched_windows_) {
       run += w.run_ns;
       wait += w.wait_ns;
@@ -288,12 +291,16 @@ void Profiler::update_schedstat(uint64_t now) {
     }
     bool was = context_.delays->oversubscribed.load(std::memory_order_relaxed);
     oversubscribed = delays::oversubscribed(run, wait, window, usable_cpus_, was);
+    tree_figure = oversubscribed ? delays::tree_wall_per_cpu(run, wait) : delays::kNoContention;
+    context_.delays->tree_wall_per_cpu.store(tree_figure, std::memory_order_relaxed);
     context_.delays->oversubscribed.store(oversubscribed, std::memory_order_relaxed);
   }
   std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     if (oversubscribed && wall_per_cpu[i] != 0) {
       snapshot_[i]->delays.contention_permille.store(wall_per_cpu[i], std::memory_order_relaxed);
+    } else if (oversubscribed && !snapshot_[i]->wall_per_cpu.measured()) {
+      snapshot_[i]->delays.contention_permille.store(tree_figure, std::memory_order_relaxed);
     }
     if (!measured[i] || permille[i] == 0) continue;  // too little run time: keep the previous figure
     // The end-of-run warning is about other processes, whichever waits the pauses scale by.
@@ -400,6 +407,12 @@ void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
   if (retired_.empty()) return;
   for (threads::ThreadState* thread : retired_) {
+    if (thread->exit_known) {
+      delays::SchedWindow since;
+      threads::advance_schedstat(*thread, thread->exit_run_ns, thread->exit_wait_ns, since);
+      retired_window_.run_ns += since.run_ns;
+      retired_window_.wait_ns += since.wait_ns;
+    }
     drain_thread(thread);
     breakpoints_.close(*thread);
     if (thread->tracer) branches_.retire(*thread->tracer);
@@ -549,8 +562,22 @@ void Profiler::finish_experiment(uint64_t now) {
   Outcome outcome;
   outcome.fewest = fewest_visits(record.points);
   for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
+  outcome.progress_seen = progress_seen();
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
+}
+
+bool Profiler::progress_seen() const {
+  for (const progress::PointReading& reading : read_points()) {
+    if (reading.visits > 0) return true;
+  }
+  for (uint64_t visits : breakpoints_.read(snapshot_)) {
+    if (visits > 0) return true;
+  }
+  for (uint64_t visits : sampled_counts_) {
+    if (visits > 0) return true;
+  }
+  return context_.config->end_to_end;
 }
 
 void Profiler::write_samples(uint64_t now) {

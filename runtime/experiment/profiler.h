@@ -115,6 +115,8 @@ class Profiler {
   /// (delays/contention.h, stored where its selected samples are credited) unless --no-contention,
   /// and its adaptive sampler's backend (sampling/switch_rule.h).
   void update_schedstat(uint64_t now);
+  /// Whether any progress point has been visited since the start, in or between experiments.
+  bool progress_seen() const;
   /// The adaptive sampler's rule for one thread, from its CPU time (schedstat, `run_ns`; the
   /// thread's previous reading is still in its state) and its voluntary context switches.
   void update_sampler(threads::ThreadState& thread, uint64_t run_ns);
@@ -158,6 +160,7 @@ class Profiler {
   uint64_t last_contention_ns_ = 0;
   int usable_cpus_ = 1;
   std::vector<delays::SchedWindow> sched_windows_;  // update_schedstat's scratch
+  delays::SchedWindow retired_window_;  // exited threads' run and wait since their last reading
   uint64_t children_run_seen_ = 0;   // the tree's children_run_ns at the last window
   uint64_t children_wait_seen_ = 0;  // and children_wait_ns
   double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning

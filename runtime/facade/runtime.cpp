@@ -95,6 +95,9 @@ void retire_thread(void* raw) {
   if (thread->tracer) thread->tracer->close();  // drops a burst in flight, removes the breakpoint
   set_current_thread(nullptr);
   if (thread->sampler) thread->sampler->stop();
+  // Its CPU demand since the profiler's last reading (a thread of a pool that lives 2 ms is never
+  // read by the profiler's 20-ms windows otherwise).
+  thread->exit_known = os::read_schedstat(thread->tid, thread->exit_run_ns, thread->exit_wait_ns);
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
 }
 
@@ -152,6 +155,9 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   auto* thread = new ThreadState;
   thread->tid = os::gettid();
   if (parent != nullptr) delays::inherit(thread->delays, *parent);
+  // Until its own first window closes, a thread stands for the program's average wait for a CPU.
+  thread->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),
+                                           std::memory_order_relaxed);
   thread->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   int result = thread->sampler->start(thread->tid, g_state->config.sampling_period_ns, os::sample_signal());
   if (result != 0) {
@@ -562,7 +568,9 @@ void after_fork_in_child() {
   if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
   self->delays.sampling_pause = self->sampler ? self->sampler->sampling_pause() : nullptr;
   // Its contention is its own to measure: the parent thread's figure and schedstat window are not.
-  self->delays.contention_permille.store(delays::kNoContention, std::memory_order_relaxed);
+  // Until its first window closes it stands for the tree's average, as a new thread does.
+  self->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),
+                                         std::memory_order_relaxed);
   self->wall_per_cpu = delays::WallPerCpu{};
   self->sched_known = false;
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(

@@ -29,18 +29,22 @@ int CpuTimer::create(pid_t tid, int signal) {
   return 0;
 }
 
-int CpuTimer::arm(uint64_t period_ns) {
+int CpuTimer::arm(uint64_t period_ns, uint64_t first_ns) {
   if (!open_) return -EBADF;
   itimerspec spec{};
   spec.it_interval.tv_sec = static_cast<time_t>(period_ns / 1000000000ull);
   spec.it_interval.tv_nsec = static_cast<long>(period_ns % 1000000000ull);
   spec.it_value = spec.it_interval;
+  if (period_ns != 0 && first_ns != 0 && first_ns < period_ns) {
+    spec.it_value.tv_sec = 0;
+    spec.it_value.tv_nsec = static_cast<long>(first_ns);
+  }
   return timer_settime(timer_, 0, &spec, nullptr) == 0 ? 0 : -errno;
 }
 
-int CpuTimer::open(pid_t tid, uint64_t period_ns, int signal) {
+int CpuTimer::open(pid_t tid, uint64_t period_ns, int signal, uint64_t first_ns) {
   if (int result = create(tid, signal); result != 0) return result;
-  if (int result = arm(period_ns); result != 0) {
+  if (int result = arm(period_ns, first_ns); result != 0) {
     close();
     return result;
   }

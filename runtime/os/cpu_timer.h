@@ -18,11 +18,13 @@ class CpuTimer {
 
   /// Creates and arms a timer on thread `tid`'s CPU clock (a thread of this process) that sends
   /// `signal` to it every `period_ns` of its CPU time. Returns 0 or -errno.
-  int open(pid_t tid, uint64_t period_ns, int signal);
+  /// `first_ns` (0: a whole period) is the first expiry: a random phase, so a thread that runs
+  /// less than a period is sampled with the probability its CPU time says.
+  int open(pid_t tid, uint64_t period_ns, int signal, uint64_t first_ns = 0);
   /// Creates the timer disarmed (no cost to the thread until armed). Returns 0 or -errno.
   int create(pid_t tid, int signal);
   /// Arms a created timer with `period_ns`, or disarms it with 0. Returns 0 or -errno.
-  int arm(uint64_t period_ns);
+  int arm(uint64_t period_ns, uint64_t first_ns = 0);
   void close();
   bool is_open() const { return open_; }
 

@@ -41,12 +41,15 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
 }  // namespace
 
 int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack,
-                      bool kernel_only) {
-  int result = open_with(tid, period_ns, wakeup_samples, with_stack, kernel_only);
+                      bool kernel_only, uint64_t first_period_ns) {
+  uint64_t first = first_period_ns != 0 && first_period_ns < period_ns ? first_period_ns : period_ns;
+  int result = open_with(tid, first, wakeup_samples, with_stack, kernel_only);
   // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
   // user): keep sampling with frame-pointer callchains only.
-  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, period_ns, wakeup_samples, false, kernel_only);
+  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, first, wakeup_samples, false, kernel_only);
   if (result != 0) return result;
+  period_ns_ = period_ns;
+  first_period_pending_.store(first != period_ns, std::memory_order_release);
 
   if (signal > 0 && !kernel_only) {
     f_owner_ex owner{F_OWNER_TID, tid};

@@ -98,8 +98,16 @@ class PerfSampler {
   /// entry, and decode_sample reports the user IP, so that time goes to the line that entered the
   /// kernel. Such a sampler sends no signal (a signal raised in the kernel would interrupt the
   /// program's system call: a partial read, an EINTR it never saw before).
+  /// `first_period_ns` (0: a whole period) is the first sample's period, a random phase: a thread
+  /// that runs less than a period is then sampled with the probability its CPU time says (a
+  /// thread-per-task pool's 0.9-ms tasks were never sampled at all). The first signal, or the
+  /// first drain, sets the whole period (settle_first_period).
   int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true,
-           bool kernel_only = false);
+           bool kernel_only = false, uint64_t first_period_ns = 0);
+  /// The sampled thread's handler or the drainer, once a sample was taken: from now on every
+  /// sample is a whole period apart (PERF_EVENT_IOC_PERIOD restarts the count at the call, which
+  /// in the handler is right after the first sample). Once only.
+  WHATIF_SIGNAL_SAFE void settle_first_period();
   /// Whether samples carry registers and stack (RawSample::user).
   bool has_stack() const { return stack_ != nullptr; }
   bool is_open() const { return fd_ >= 0; }
@@ -136,6 +144,8 @@ class PerfSampler {
   std::size_t ring_bytes_ = 0;   // data area size (power of two)
   std::size_t mapping_bytes_ = 0;
   uint64_t lost_ = 0;
+  uint64_t period_ns_ = 0;
+  std::atomic<bool> first_period_pending_{false};
   std::unique_ptr<unsigned char[]> stack_;  // kStackBytes, when samples carry stacks
   UserStack user_;                          // the drained sample's registers and stack
 };

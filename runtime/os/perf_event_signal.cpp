@@ -13,6 +13,13 @@
 
 namespace whatif::os {
 
+WHATIF_SIGNAL_SAFE void PerfSampler::settle_first_period() {
+  if (!first_period_pending_.load(std::memory_order_acquire)) return;
+  if (!first_period_pending_.exchange(false, std::memory_order_acq_rel)) return;
+  uint64_t period = period_ns_;
+  invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
+}
+
 WHATIF_SIGNAL_SAFE void PerfSampler::copy_out(uint64_t position, void* out, std::size_t bytes) const {
   const auto* data = static_cast<const unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
   std::size_t start = static_cast<std::size_t>(position & (ring_bytes_ - 1));

@@ -32,6 +32,27 @@ bool ends_block(x86::Transfer transfer) {
          transfer == x86::Transfer::kReturn || transfer == x86::Transfer::kOther;
 }
 
+/// Whether the program may read a flag that `lock inc` changes (all status flags but CF) before
+/// the code from `site` on writes it. Straight-line only: a control transfer, an undecodable
+/// instruction or the function's end first counts as a read, and so does running out of
+/// kLookahead instructions.
+bool flags_live_at(const x86::Decoder& decoder, const FunctionCode& function, uint64_t site) {
+  constexpr int kLookahead = 16;
+  const uint64_t end = function.begin + function.size;
+  uint32_t pending = x86::kFlagPF | x86::kFlagAF | x86::kFlagZF | x86::kFlagSF | x86::kFlagOF;
+  uint64_t at = site;
+  for (int i = 0; i < kLookahead && at < end; ++i) {
+    x86::Instruction instruction = decoder.decode(function.bytes + (at - function.begin), end - at, at);
+    if (instruction.length == 0) return true;
+    if (instruction.flags_read & pending) return true;
+    pending &= ~instruction.flags_written;
+    if (pending == 0) return false;
+    if (instruction.transfer != x86::Transfer::kNone) return true;
+    at += instruction.length;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t trampoline_address, uint64_t counter_address,
@@ -92,21 +113,25 @@ Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t tr
     return Error{"its function has computed jumps (a switch table?) whose targets could lie inside the 5 bytes at the line"};
   }
 
-  // The trampoline: skip the red zone, save flags, count, restore, then the displaced code.
+  // The trampoline: count, then the displaced code. Where the code after the site may read the
+  // flags the increment changes, it skips the red zone and saves and restores them around it
+  // (popfq alone cost a -p point on a hot line several times what COZ_PROGRESS costs).
   std::vector<uint8_t>& code = plan.trampoline;
-  const uint8_t prologue[] = {0x48, 0x8D, 0x64, 0x24, 0x80,  // lea rsp, [rsp-128]: leave the red zone intact
-                              0x9C,                          // pushfq
-                              0xF0, 0x48, 0xFF, 0x05};       // lock inc qword [rip+disp32]
-  code.assign(prologue, prologue + sizeof(prologue));
+  plan.saves_flags = flags_live_at(decoder, function, site);
+  const uint8_t save[] = {0x48, 0x8D, 0x64, 0x24, 0x80,  // lea rsp, [rsp-128]: leave the red zone intact
+                          0x9C};                         // pushfq
+  if (plan.saves_flags) code.assign(save, save + sizeof(save));
+  const uint8_t count[] = {0xF0, 0x48, 0xFF, 0x05};      // lock inc qword [rip+disp32]
+  code.insert(code.end(), count, count + sizeof(count));
   int32_t disp = 0;
   if (!rel32(counter_address, trampoline_address + code.size() + 4, disp)) {
     return Error{"its counter is beyond 2 GiB of the trampoline"};
   }
   code.resize(code.size() + 4);
   put32(code.data() + code.size() - 4, disp);
-  const uint8_t epilogue[] = {0x9D,                                      // popfq
-                              0x48, 0x8D, 0xA4, 0x24, 0x80, 0x00, 0x00, 0x00};  // lea rsp, [rsp+128]
-  code.insert(code.end(), epilogue, epilogue + sizeof(epilogue));
+  const uint8_t restore[] = {0x9D,                                            // popfq
+                             0x48, 0x8D, 0xA4, 0x24, 0x80, 0x00, 0x00, 0x00};  // lea rsp, [rsp+128]
+  if (plan.saves_flags) code.insert(code.end(), restore, restore + sizeof(restore));
 
   uint64_t from = site;
   for (std::size_t i = 0; i < displaced.size(); ++i) {

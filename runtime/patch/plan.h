@@ -20,6 +20,7 @@ struct Plan {
   std::size_t displaced_instructions = 0;
   uint8_t jump[kJumpLength] = {};       ///< jmp rel32 from the site to the trampoline
   std::vector<uint8_t> trampoline;      ///< count, displaced instructions, jmp back
+  bool saves_flags = true;              ///< the count is wrapped in pushfq/popfq (flags live at the site)
 };
 
 /// The code of the function holding the site, as it is in memory.
@@ -30,7 +31,8 @@ struct FunctionCode {
 };
 
 /// Plans a patch of the instruction at `site` that increments the 64-bit counter at
-/// `counter_address` (atomically, flags and red zone preserved) on every visit, with the
+/// `counter_address` (atomically, flags and red zone preserved: the flags are saved only where the
+/// code after the site may read them before writing them) on every visit, with the
 /// trampoline at `trampoline_address`. Refuses, with the reason, when the function cannot be
 /// decoded, `site` is not an instruction boundary in it, fewer than 5 bytes of instructions follow
 /// within the function, a direct branch (or a call's return) lands inside the displaced bytes past

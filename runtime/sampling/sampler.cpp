@@ -15,8 +15,21 @@ bool after_system_call(uint64_t user_ip) {
   return user_ip >= 2 && os::read_memory(user_ip - 2, bytes, sizeof(bytes)) && bytes[0] == 0x0f && bytes[1] == 0x05;
 }
 
+uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
+  if (period_ns < 2) return period_ns;
+  // splitmix64 over the thread id and the time: threads started together get unrelated phases.
+  uint64_t x = os::monotonic_ns() ^ (static_cast<uint64_t>(tid) << 32) ^ 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return 1 + x % period_ns;
+}
+
 int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
-  int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal);
+  // User-mode samples start at a random phase; kernel-mode ones at a whole period (their event
+  // sends no signal, so nothing would set the whole period right after the first sample).
+  int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/false,
+                          first_period_ns(period_ns, tid));
   if (result != 0) return result;
   // Best effort: without it (locked-memory limit) the thread is sampled in user mode only.
   pause_.add(perf_.fd());
@@ -39,6 +52,7 @@ void PerfThreadSampler::set_enabled(bool enabled) {
 
 std::size_t PerfThreadSampler::drain(SampleVisitor visit, void* context) {
   std::size_t count = perf_.drain([&](const os::RawSample& sample) { visit(context, sample); });
+  if (count > 0) perf_.settle_first_period();  // the thread's handler has not run yet (signals blocked)
   if (kernel_.is_open()) {
     // Only time in the program's own system calls stands for its user IP. Kernel time entered any
     // other way is mostly the profiler's: the interrupts of the samplers' timers, the sample
@@ -55,7 +69,7 @@ std::size_t PerfThreadSampler::drain(SampleVisitor visit, void* context) {
 int TimerThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   prepare(tid);
   keep_stacks();
-  return timer_.open(tid, period_ns, signal);
+  return timer_.open(tid, period_ns, signal, first_period_ns(period_ns, tid));
 }
 
 void TimerThreadSampler::keep_stacks() {

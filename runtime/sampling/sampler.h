@@ -20,6 +20,11 @@ namespace whatif::sampling {
 
 using SampleVisitor = void (*)(void* context, const os::RawSample& sample);
 
+/// A thread's first sampling period, uniform in [1, period_ns]: its samples then fall at a random
+/// phase of its CPU time, so one that lives less than a period is still sampled in proportion to
+/// its CPU time (a task of 0.9 ms was never sampled at a 1-ms period). Normal context.
+uint64_t first_period_ns(uint64_t period_ns, pid_t tid);
+
 class ThreadSampler {
  public:
   virtual ~ThreadSampler() = default;

@@ -11,7 +11,9 @@ namespace whatif::sampling {
 
 WHATIF_SIGNAL_SAFE bool PerfThreadSampler::on_signal(const siginfo_t* info, void*) {
   // The kernel signals after kSamplesPerSignal samples (si_code POLL_IN/POLL_HUP from O_ASYNC).
-  return info->si_code != SI_TIMER;
+  if (info->si_code == SI_TIMER) return false;
+  perf_.settle_first_period();  // the first sample was at a random phase; the rest a period apart
+  return true;
 }
 
 WHATIF_SIGNAL_SAFE bool AdaptiveThreadSampler::on_signal(const siginfo_t* info, void* ucontext) {
@@ -19,7 +21,7 @@ WHATIF_SIGNAL_SAFE bool AdaptiveThreadSampler::on_signal(const siginfo_t* info, 
   // perf still stands for CPU time the thread spent. Anything else (perf's POLL_IN, a wake-up from
   // the runtime) just checks delays.
   if (info->si_code == SI_TIMER) return timer_.on_signal(info, ucontext);
-  return true;
+  return perf_.on_signal(info, ucontext);
 }
 
 WHATIF_SIGNAL_SAFE bool TimerThreadSampler::on_signal(const siginfo_t* info, void* ucontext) {

@@ -19,6 +19,7 @@ void set_current_thread(ThreadState* state) { t_current = state; }
 bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since) {
   bool known = thread.sched_known && run_ns >= thread.sched_run_ns && wait_ns >= thread.sched_wait_ns;
   if (known) since = {run_ns - thread.sched_run_ns, wait_ns - thread.sched_wait_ns};
+  else if (!thread.sched_known) since = {run_ns, wait_ns};  // its life so far
   thread.sched_run_ns = run_ns;
   thread.sched_wait_ns = wait_ns;
   thread.sched_known = true;

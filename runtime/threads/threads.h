@@ -31,6 +31,12 @@ struct ThreadState {
   uint64_t sched_run_ns = 0;   ///< profiler thread (or a child's forwarder) only: the last schedstat reading
   uint64_t sched_wait_ns = 0;  ///< profiler thread only
   bool sched_known = false;    ///< profiler thread only: the two above hold a reading
+  /// The thread's last schedstat reading, taken by itself as it exits (before `retired`'s release
+  /// store; the profiler reads it after the acquire): a thread that lived between two readings of
+  /// the profiler still counts in the program's demand for CPUs.
+  uint64_t exit_run_ns = 0;
+  uint64_t exit_wait_ns = 0;
+  bool exit_known = false;
   /// Profiler thread (or a forked child's forwarder) only: spinning pauses' contention window.
   delays::WallPerCpu wall_per_cpu;
   uint64_t voluntary_switches = 0;  ///< profiler thread only: at the last reading, for the adaptive sampler
@@ -46,6 +52,8 @@ void set_current_thread(ThreadState* state);
 /// Profiler thread (or a forked child's forwarder): records a schedstat reading of `thread` and
 /// returns how much it ran and waited since the previous one; false on the first reading or when
 /// the counters went backwards (a reused thread id).
+/// A thread's first reading fills `since` with its whole life (a thread born since the last window
+/// ran then) but still returns false.
 bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since);
 
 class ThreadRegistry {

@@ -7,6 +7,9 @@
 #include <new>
 
 namespace whatif::x86 {
+
+static_assert(kFlagCF == ZYDIS_CPUFLAG_CF && kFlagPF == ZYDIS_CPUFLAG_PF && kFlagAF == ZYDIS_CPUFLAG_AF &&
+              kFlagZF == ZYDIS_CPUFLAG_ZF && kFlagSF == ZYDIS_CPUFLAG_SF && kFlagOF == ZYDIS_CPUFLAG_OF);
 namespace {
 
 static_assert(sizeof(ZydisDecoder) <= 64, "Decoder::state_ too small for ZydisDecoder");
@@ -353,6 +356,11 @@ WHATIF_SIGNAL_SAFE Instruction describe_transfer(const ZydisDecodedInstruction& 
   Instruction result;
   result.length = instruction.length;
   result.mnemonic = static_cast<uint16_t>(instruction.mnemonic);
+  if (const ZydisAccessedFlags* flags = instruction.cpu_flags; flags != nullptr) {
+    constexpr uint32_t kStatus = kFlagCF | kFlagPF | kFlagAF | kFlagZF | kFlagSF | kFlagOF;
+    result.flags_read = flags->tested & kStatus;
+    result.flags_written = (flags->modified | flags->set_0 | flags->set_1 | flags->undefined) & kStatus;
+  }
   result.transfer = instruction.operand_count_visible > 0 ? classify(instruction, operands[0])
                                                           : classify(instruction, ZydisDecodedOperand{});
   if (result.transfer == Transfer::kNone) stack_effect(instruction, operands, result);

@@ -61,7 +61,18 @@ struct Instruction {
   /// immediate, lea rsp,[rsp+disp]. stack_unknown when it writes rsp any other way.
   int32_t stack_delta = 0;
   bool stack_unknown = false;
+  /// Status flags (kFlag* bits) the instruction reads, and those it sets, clears or leaves undefined.
+  uint32_t flags_read = 0;
+  uint32_t flags_written = 0;
 };
+
+/// Status-flag bits of Instruction::flags_read and flags_written (RFLAGS' own bit positions).
+inline constexpr uint32_t kFlagCF = 1u << 0;
+inline constexpr uint32_t kFlagPF = 1u << 2;
+inline constexpr uint32_t kFlagAF = 1u << 4;
+inline constexpr uint32_t kFlagZF = 1u << 6;
+inline constexpr uint32_t kFlagSF = 1u << 7;
+inline constexpr uint32_t kFlagOF = 1u << 11;
 
 /// Register values and flags known exactly at a point of a path, propagated forward from a stop
 /// where the whole register file was read (the branch tracer's data flow, paper §3.3).

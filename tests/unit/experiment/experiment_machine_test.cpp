@@ -238,6 +238,36 @@ TEST(ExperimentMachine, FinishAdaptsTheLengthToTheVisits) {
   EXPECT_EQ(machine.length_ns(), 2 * kLength);
 }
 
+TEST(ExperimentMachine, ThePhaseBeforeAnyProgressDoesNotGrowTheLength) {
+  // A server loading its data before the load it serves: no experiment sees a visit, and the first
+  // one of the measured phase must not be many times longer than the rest.
+  ExperimentMachine machine(settings(), 1);
+  machine.begin(0);
+  uint64_t now = 0;
+  for (int i = 0; i < 3; ++i) {
+    start_next(machine, now);
+    machine.finish(now, Outcome{0});
+    EXPECT_EQ(machine.length_ns(), kLength) << "experiment " << i;
+  }
+  start_next(machine, now);
+  machine.finish(now, Outcome{0, 4});
+  EXPECT_EQ(machine.length_ns(), 2 * kLength) << "too few visits once progress has begun";
+  start_next(machine, now);
+  machine.finish(now, Outcome{0});
+  EXPECT_EQ(machine.length_ns(), 4 * kLength) << "a rare point: an experiment without visits grows the next";
+
+  // A point visited between measurement windows only (every 100 ms, against 15-ms windows) is
+  // progress seen too: the length grows until the windows catch its visits.
+  ExperimentMachine rare(settings(), 1);
+  rare.begin(0);
+  now = 0;
+  start_next(rare, now);
+  Outcome between;
+  between.progress_seen = true;
+  rare.finish(now, between);
+  EXPECT_EQ(rare.length_ns(), 2 * kLength);
+}
+
 TEST(ExperimentMachine, AnEndToEndExperimentIsMeasuredFromItsStart) {
   ExperimentMachine machine(settings(false, 10, /*end_to_end=*/true), 1);
   machine.begin(0);

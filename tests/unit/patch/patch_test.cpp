@@ -47,6 +47,21 @@ TEST(PatchPlan, DisplacesWholeInstructionsCoveringTheJump) {
   EXPECT_EQ(p->jump[0], 0xe9);
 }
 
+TEST(PatchPlan, SavesTheFlagsOnlyWhereTheCodeAfterTheSiteMayReadThem) {
+  // patch_add: lea, then add, which writes every flag the count changes: nothing to save.
+  Result<Plan> add = plan(reinterpret_cast<const void*>(&patch_add), patch_add_end, reinterpret_cast<const void*>(&patch_add));
+  ASSERT_TRUE(add) << add.error();
+  EXPECT_FALSE(add->saves_flags);
+  ASSERT_GE(add->trampoline.size(), 4u);
+  EXPECT_EQ(add->trampoline[0], 0xf0) << "the trampoline starts with the locked increment";
+  // patch_less: the setl after the site reads the flags the cmp before it set.
+  Result<Plan> less = plan(reinterpret_cast<const void*>(&patch_less), patch_less_end, patch_less_site);
+  ASSERT_TRUE(less) << less.error();
+  EXPECT_TRUE(less->saves_flags);
+  ASSERT_GE(less->trampoline.size(), 6u);
+  EXPECT_EQ(less->trampoline[5], 0x9c) << "pushfq after stepping over the red zone";
+}
+
 TEST(PatchPlan, RefusesABranchTargetInsideTheDisplacedBytes) {
   Result<Plan> p = plan(patch_loop, patch_loop_end, patch_loop);
   ASSERT_FALSE(p);

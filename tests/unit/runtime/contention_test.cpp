@@ -108,6 +108,22 @@ TEST(Contention, AThreadWithASmallShareIsMeasuredOverALongerWindow) {
   EXPECT_EQ(wall.update(3 * kMs, 2 * kMs), 2000u);
 }
 
+TEST(Contention, AThreadWithoutAFigureOfItsOwnStandsForTheWholeProgram) {
+  // A pool's tasks live a millisecond or two and never close a window of their own: they take the
+  // program's wall time per CPU time over the window (four busy threads on two CPUs: 2).
+  EXPECT_EQ(tree_wall_per_cpu(40 * kMs, 40 * kMs), 2000u);
+  EXPECT_EQ(tree_wall_per_cpu(40 * kMs, 0), kNoContention);
+  EXPECT_EQ(tree_wall_per_cpu(0, 0), kNoContention) << "nothing ran";
+  EXPECT_EQ(tree_wall_per_cpu(1 * kMs, 1000 * kMs), kMaxSpinContention) << "capped";
+  WallPerCpu wall;
+  EXPECT_FALSE(wall.measured());
+  wall.update(0, 0);
+  wall.update(1 * kMs, 1 * kMs);
+  EXPECT_FALSE(wall.measured()) << "a window that has not closed";
+  wall.update(2 * kMs, 2 * kMs);
+  EXPECT_TRUE(wall.measured());
+}
+
 TEST(Contention, OnlyAProgramThatWantsMoreCpusThanItHasIsOversubscribed) {
   // Pauses spin, and samples scale by every wait, only then: a server's threads that wait because
   // its load generator runs beside it must sleep, or they starve the generator.
