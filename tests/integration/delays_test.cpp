@@ -97,39 +97,42 @@ double predicted_time_saved(const Profile& profile, const std::string& name, dou
   return 1 - (visits[0] / time[0]) / (visits[1] / time[1]);
 }
 
-TEST_F(Integration, ThreadsThatOutnumberTheCpusGetTheirLinesSpeedupPredicted) {
+/// crowd.c with `per_cpu` busy threads per usable CPU under `--fixed-line crowd-work --fixed-speedup
+/// 50`: the share of time the run's experiments predict saved.
+class CrowdedCpus : public Integration {
+ protected:
+  double time_saved_at_half_speed(int per_cpu) {
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) ADD_FAILURE() << "sched_getaffinity";
+    std::string out = path("crowd" + std::to_string(per_cpu) + ".jsonl");
+    Exit e = whatif(out, {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
+                    {program("crowd"), "5000", std::to_string(per_cpu * CPU_COUNT(&cpus))});
+    EXPECT_EQ(e.status, 0) << e;
+    EXPECT_NE(e.out.find("crowd ok"), std::string::npos) << e;
+    Profile p = load_profile(out);
+    EXPECT_GE(p.experiments.size(), 6u);
+    return predicted_time_saved(p, "item", 0.5);
+  }
+};
+
+TEST_F(CrowdedCpus, ThreadsThatOutnumberTheCpusGetTheirLinesSpeedupPredicted) {
   // Bug: twice as many busy threads as CPUs, all running one line: speeding it by 50% really
   // halves the run, but a thread that paused by sleeping handed its CPU to a sibling, so a pause
   // cost the program nothing and a sample stood for a CPU's time, not the wall time it took:
   // 62-63% predicted on a quiet machine, 19-22% beside a load of 10. A paused thread now spins,
   // keeping its share, and a sample stands for its wall time (2 CPU-ms per ms here): 49-52%.
-  Exit e = whatif(path("crowd.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
-                  {program("crowd"), "5000"});
-  ASSERT_EQ(e.status, 0) << e;
-  EXPECT_NE(e.out.find("crowd ok"), std::string::npos) << e;
-  Profile p = load_profile(path("crowd.jsonl"));
-  ASSERT_GE(p.experiments.size(), 6u);
-  double predicted = predicted_time_saved(p, "item", 0.5);
+  double predicted = time_saved_at_half_speed(2);
   EXPECT_GT(predicted, 0.40) << "the line is all of the work: a 50% speedup saves half the time";
   EXPECT_LT(predicted, 0.60) << "the line is all of the work: a 50% speedup saves half the time";
 }
 
-TEST_F(Integration, FourThreadsPerCpuGetTheirLineSpeedupPredicted) {
+TEST_F(CrowdedCpus, FourThreadsPerCpuGetTheirLineSpeedupPredicted) {
   // Bug: with four busy threads per CPU a spinning pause pays a debt of d in about d of wall time.
   // Threads entered the measured part owing the warm-up's delay and paid it there, every drain ran
   // its 10-ms limit at the unsped rate, and pauses spun for their wall length, which ran whole on
   // the CPU when shorter than a slice: 33-43% predicted for 49.5%. Now 39-47% beside other load
   // (a sped experiment's effective time is a third of its length here, which triples any error).
-  cpu_set_t cpus;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
-  std::string threads = std::to_string(4 * CPU_COUNT(&cpus));
-  Exit e = whatif(path("crowd4.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
-                  {program("crowd"), "5000", threads});
-  ASSERT_EQ(e.status, 0) << e;
-  EXPECT_NE(e.out.find("crowd ok"), std::string::npos) << e;
-  Profile p = load_profile(path("crowd4.jsonl"));
-  ASSERT_GE(p.experiments.size(), 6u);
-  double predicted = predicted_time_saved(p, "item", 0.5);
+  double predicted = time_saved_at_half_speed(4);
   EXPECT_GT(predicted, 0.35) << "the line is all of the work: a 50% speedup saves half the time";
   EXPECT_LT(predicted, 0.65) << "the line is all of the work: a 50% speedup saves half the time";
 }
