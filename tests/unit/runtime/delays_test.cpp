@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -23,6 +21,17 @@ void start_experiment(GlobalDelays& global, uint64_t delay_ns) {
   global.epoch_start_ns.store(global.global_ns.load());
   global.delay_size_ns.store(delay_ns);
   global.phase.store(static_cast<int>(Phase::kRunning));
+}
+
+/// Starts an experiment whose one selected sample, in another thread, delays the others by
+/// `delay_ns`; `payer` pays it (catch_up). Returns the CPU time the pause took on this thread.
+uint64_t cpu_of_paying(GlobalDelays& global, LocalDelays& payer, uint64_t delay_ns) {
+  LocalDelays sampled;
+  start_experiment(global, delay_ns);
+  credit_selected_sample(global, sampled);
+  uint64_t cpu = os::thread_cpu_ns();
+  catch_up(global, payer);
+  return os::thread_cpu_ns() - cpu;
 }
 
 TEST(Delays, SelectedSampleAdvancesOwnClockAndGlobalWithoutPausingItself) {
@@ -61,12 +70,6 @@ TEST(Delays, MinimalDelayRuleBothThreadsSampledNeitherPauses) {
   EXPECT_EQ(a.paused_ns.load() + b.paused_ns.load(), 0u);
 }
 
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   // A paused thread stands for a working one: spinning, it stays runnable and keeps the CPU share
   // that thread would have had, where a sleeper hands it to its siblings (more runnable threads
@@ -77,13 +80,9 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
     GlobalDelays global;
     global.spin_pauses.store(spin);
     global.oversubscribed.store(true);  // the program wants more CPUs than it has
-    LocalDelays sampled, other;
+    LocalDelays other;
     other.contention_permille.store(2000);
-    start_experiment(global, 20 * kMs);
-    credit_selected_sample(global, sampled);
-    uint64_t cpu = thread_cpu_ns();
-    catch_up(global, other);
-    cpu = thread_cpu_ns() - cpu;
+    uint64_t cpu = cpu_of_paying(global, other, 20 * kMs);
     EXPECT_GE(other.paused_ns.load(), 20 * kMs);
     if (spin) {
       EXPECT_GT(cpu, 2 * kMs) << "a spinning pause runs (on a busy machine, for its share of the 20 ms)";
@@ -97,24 +96,20 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   other.contention_permille.store(2000);
   start_experiment(global, 20 * kMs);
   credit_selected_sample(global, sampled);
-  uint64_t cpu = thread_cpu_ns();
+  uint64_t cpu = os::thread_cpu_ns();
   catch_up(global, idle);
-  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "a thread that never waits for a CPU sleeps: its CPU would idle";
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a thread that never waits for a CPU sleeps: its CPU would idle";
   EXPECT_GE(idle.paused_ns.load(), 20 * kMs);
-  cpu = thread_cpu_ns();
+  cpu = os::thread_cpu_ns();
   BusyScope busy(other.busy);
   catch_up_held(global, other, /*keep_up=*/false, /*may_spin=*/false);
-  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "may_spin=false sleeps even when pauses spin";
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "may_spin=false sleeps even when pauses spin";
   // Nor does a thread that waits for a CPU spin while the program fits its CPUs: the waits are
   // then other processes', and a spinner would starve them (a server's load generator).
   GlobalDelays fits;
-  LocalDelays sampled_too, waiting;
+  LocalDelays waiting;
   waiting.contention_permille.store(2000);
-  start_experiment(fits, 20 * kMs);
-  credit_selected_sample(fits, sampled_too);
-  cpu = thread_cpu_ns();
-  catch_up(fits, waiting);
-  EXPECT_LT(thread_cpu_ns() - cpu, 2 * kMs) << "a program that fits its CPUs sleeps";
+  EXPECT_LT(cpu_of_paying(fits, waiting, 20 * kMs), 2 * kMs) << "a program that fits its CPUs sleeps";
 }
 
 TEST(Delays, ASpinningPauseTakesItsThreadsShareOfTheCpuNotTheWholePause) {
@@ -126,13 +121,9 @@ TEST(Delays, ASpinningPauseTakesItsThreadsShareOfTheCpuNotTheWholePause) {
   // CPU time, however the scheduler places it; the pause still stands for its whole length.
   GlobalDelays global;
   global.oversubscribed.store(true);
-  LocalDelays sampled, other;
+  LocalDelays other;
   other.contention_permille.store(8000);
-  start_experiment(global, 80 * kMs);
-  credit_selected_sample(global, sampled);
-  uint64_t cpu = thread_cpu_ns();
-  catch_up(global, other);
-  cpu = thread_cpu_ns() - cpu;
+  uint64_t cpu = cpu_of_paying(global, other, 80 * kMs);
   EXPECT_GE(cpu, 10 * kMs) << "an eighth of the 80 ms pause";
   EXPECT_LT(cpu, 15 * kMs) << "the pause took more than its thread's share of the CPU";
   EXPECT_GE(other.paused_ns.load(), 80 * kMs) << "it stands for the whole pause";
