@@ -17,7 +17,9 @@ WHATIF_SIGNAL_SAFE void PerfSampler::settle_first_period() {
   if (!first_period_pending_.load(std::memory_order_acquire)) return;
   if (!first_period_pending_.exchange(false, std::memory_order_acq_rel)) return;
   uint64_t period = period_ns_;
+  int saved_errno = errno;  // a handler must not change the interrupted code's errno
   invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
+  errno = saved_errno;
 }
 
 WHATIF_SIGNAL_SAFE void PerfSampler::copy_out(uint64_t position, void* out, std::size_t bytes) const {
