@@ -584,7 +584,13 @@ def main():
     notes = []
     wanted = [p for p in a.profilers.split(",") if p]
     for name in wanted:
-        if name.startswith("whatif-"):
+        if name.startswith("whatif@"):
+            # whatif@DIR: the whatif of another build tree (e.g. the commit before a change) on the
+            # same workload binaries and native runs, named after DIR's last two path parts (old-build).
+            other = name[len("whatif@"):]
+            prof = Whatif(other, bindir)
+            prof.name = "whatif@" + "-".join(os.path.normpath(other).split(os.sep)[-2:])
+        elif name.startswith("whatif-"):
             prof = Whatif(a.build, bindir, sampler=name[len("whatif-"):])
         else:
             prof = Whatif(a.build, bindir) if name == "whatif" else Coz(a.build, bindir)
