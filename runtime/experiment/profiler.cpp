@@ -412,12 +412,9 @@ void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
   if (retired_.empty()) return;
   for (threads::ThreadState* thread : retired_) {
-    if (thread->exit_known) {
-      delays::SchedWindow since;
-      threads::advance_schedstat(*thread, thread->exit_run_ns, thread->exit_wait_ns, since);
-      retired_window_.run_ns += since.run_ns;
-      retired_window_.wait_ns += since.wait_ns;
-    }
+    delays::SchedWindow since = threads::exit_demand(*thread);
+    retired_window_.run_ns += since.run_ns;
+    retired_window_.wait_ns += since.wait_ns;
     drain_thread(thread);
     breakpoints_.close(*thread);
     if (thread->tracer) branches_.retire(*thread->tracer);
