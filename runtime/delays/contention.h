@@ -65,6 +65,29 @@ uint32_t tree_wall_per_cpu(uint64_t run_ns, uint64_t wait_ns);
 bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus, bool was);
 inline constexpr uint32_t kOversubscribedPermille = 1100;
 
+/// The `oversubscribed` answer for a program, fed window after window (the root's profiler thread).
+/// It judges the windows' run + wait and CPU time summed with decaying weights (WallPerCpu::kKeep),
+/// not one window alone: schedstat advances a running thread's run time only when the scheduler
+/// accounts it (at its ticks) and its wait when the wait ends, so a window can hold part of its
+/// neighbour's time. Two always-runnable threads on two CPUs (a spin lock's holder and waiter) read
+/// 0.88-1.15 CPUs' worth per CPU from one 20-ms window to the next, 1.00 in truth; one window over
+/// 1.1 turned spinning pauses, scaled samples and the no-drain ending on for a program that fits
+/// its CPUs, and the hysteresis kept them on for every window at or above 1.00 after it. The part
+/// a window misses shows up in the next, so the sums are exact within a tick.
+class TreeDemand {
+ public:
+  /// Adds one window (the tree's run and wait in it, its length, the CPUs the program may use) and
+  /// returns whether the program is oversubscribed now.
+  bool update(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus);
+  bool on() const { return on_; }
+
+ private:
+  static constexpr double kKeep = 0.875;
+  double demand_sum_ = 0;    ///< run + wait of the windows, decayed
+  double capacity_sum_ = 0;  ///< their CPU time (window x cpus), decayed alike
+  bool on_ = false;
+};
+
 /// Spinning pauses scale up to this: 64 runnable threads per CPU.
 inline constexpr uint32_t kMaxSpinContention = 64000;
 

@@ -70,35 +70,45 @@ void ChildForwarder::stop_and_flush() {
     real::pthread_join(thread_, nullptr);
     thread_started_ = false;
   }
-  tick();
+  tick(/*last=*/true);
   slot_.mark_exited();
 }
 
-void ChildForwarder::tick() {
+void ChildForwarder::tick(bool last) {
   crediting_ = delays::snapshot_selected_ranges(tree_.delays(), ranges_);
   threads_.snapshot(snapshot_);
   for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
-  if (scale_by_waits_ && ++ticks_ % kSchedstatTicks == 0) {
-    // The root decides from every process's demand whether the tree wants more CPUs than it has;
-    // only then do this child's threads scale by every wait (else their waits are other processes').
-    const bool oversubscribed = tree_.delays().oversubscribed.load(std::memory_order_relaxed);
-    for (threads::ThreadState* thread : snapshot_) {
-      uint64_t run = 0, wait = 0;
-      if (!os::read_schedstat(thread->tid, run, wait)) continue;
-      if (delays::SchedWindow since; threads::advance_schedstat(*thread, run, wait, since)) {
-        tree_.add_children_demand(since.run_ns, since.wait_ns);
-      }
-      uint32_t wall_per_cpu = thread->wall_per_cpu.update(run, wait);  // 0 while its window is open
-      uint32_t contention = oversubscribed ? wall_per_cpu : delays::kNoContention;
-      if (contention != 0) thread->delays.contention_permille.store(contention, std::memory_order_relaxed);
-    }
-  }
+  // The last tick reads too: the process's final milliseconds count in the tree's demand.
+  if (scale_by_waits_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_schedstat();
   threads_.take_retired(retired_);
   for (threads::ThreadState* thread : retired_) {
+    if (scale_by_waits_) add_demand(threads::exit_demand(*thread));
     drain_thread(thread);
     delete thread;
   }
   forward_visits();
+}
+
+void ChildForwarder::read_schedstat() {
+  // The root decides from every process's demand whether the tree wants more CPUs than it has;
+  // only then do this child's threads scale by every wait (else their waits are other processes').
+  const bool oversubscribed = tree_.delays().oversubscribed.load(std::memory_order_relaxed);
+  for (threads::ThreadState* thread : snapshot_) {
+    if (thread->retired.load(std::memory_order_acquire)) continue;  // counted by its exit reading
+    uint64_t run = 0, wait = 0;
+    if (!os::read_schedstat(thread->tid, run, wait)) continue;
+    // As the root counts its own threads: a thread's first reading brings its whole life so far.
+    delays::SchedWindow since;
+    threads::advance_schedstat(*thread, run, wait, since);
+    add_demand(since);
+    uint32_t wall_per_cpu = thread->wall_per_cpu.update(run, wait);  // 0 while its window is open
+    uint32_t contention = oversubscribed ? wall_per_cpu : delays::kNoContention;
+    if (contention != 0) thread->delays.contention_permille.store(contention, std::memory_order_relaxed);
+  }
+}
+
+void ChildForwarder::add_demand(const delays::SchedWindow& since) {
+  if (since.run_ns != 0 || since.wait_ns != 0) tree_.add_children_demand(since.run_ns, since.wait_ns);
 }
 
 void ChildForwarder::switch_samplers() {

@@ -32,7 +32,12 @@ class ChildForwarder {
 
  private:
   static void* thread_main(void* self);
-  void tick();
+  /// Drains every thread, forwards visits and, every kSchedstatTicks and at the `last` (the flush),
+  /// adds the threads' CPU demand to the tree's.
+  void tick(bool last = false);
+  /// Reads each live thread's schedstat: its demand since the last reading, and its wall time per CPU.
+  void read_schedstat();
+  void add_demand(const delays::SchedWindow& since);
   void drain_thread(threads::ThreadState* thread);
   void forward(threads::ThreadState* thread, const os::RawSample& sample);
   void forward_visits();

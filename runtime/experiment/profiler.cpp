@@ -289,8 +289,13 @@ void Profiler::update_schedstat(uint64_t now) {
       children_run_seen_ = children_run;
       children_wait_seen_ = children_wait;
     }
-    bool was = context_.delays->oversubscribed.load(std::memory_order_relaxed);
-    oversubscribed = delays::oversubscribed(run, wait, window, usable_cpus_, was);
+    bool was = tree_demand_.on();
+    oversubscribed = tree_demand_.update(run, wait, window, usable_cpus_);
+    if (oversubscribed != was) {
+      log::debug("oversubscribed {}: the tree ran {:.1f} and waited {:.1f} CPU-ms in a {:.1f}-ms window on {} CPUs",
+                 oversubscribed ? "on" : "off", static_cast<double>(run) / 1e6, static_cast<double>(wait) / 1e6,
+                 static_cast<double>(window) / 1e6, usable_cpus_);
+    }
     tree_figure = oversubscribed ? delays::tree_wall_per_cpu(run, wait) : delays::kNoContention;
     context_.delays->tree_wall_per_cpu.store(tree_figure, std::memory_order_relaxed);
     context_.delays->oversubscribed.store(oversubscribed, std::memory_order_relaxed);
@@ -407,12 +412,9 @@ void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
   if (retired_.empty()) return;
   for (threads::ThreadState* thread : retired_) {
-    if (thread->exit_known) {
-      delays::SchedWindow since;
-      threads::advance_schedstat(*thread, thread->exit_run_ns, thread->exit_wait_ns, since);
-      retired_window_.run_ns += since.run_ns;
-      retired_window_.wait_ns += since.wait_ns;
-    }
+    delays::SchedWindow since = threads::exit_demand(*thread);
+    retired_window_.run_ns += since.run_ns;
+    retired_window_.wait_ns += since.wait_ns;
     drain_thread(thread);
     breakpoints_.close(*thread);
     if (thread->tracer) branches_.retire(*thread->tracer);

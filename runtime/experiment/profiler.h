@@ -158,6 +158,7 @@ class Profiler {
   std::vector<uint64_t> sampled_at_start_;
   uint64_t last_samples_write_ns_ = 0;
   uint64_t last_contention_ns_ = 0;
+  delays::TreeDemand tree_demand_;  ///< whether the tree wants more CPUs than it has, over recent windows
   int usable_cpus_ = 1;
   std::vector<delays::SchedWindow> sched_windows_;  // update_schedstat's scratch
   delays::SchedWindow retired_window_;  // exited threads' run and wait since their last reading

@@ -26,6 +26,12 @@ bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, d
   return known;
 }
 
+delays::SchedWindow exit_demand(ThreadState& thread) {
+  delays::SchedWindow since;
+  if (thread.exit_known) advance_schedstat(thread, thread.exit_run_ns, thread.exit_wait_ns, since);
+  return since;
+}
+
 void ThreadRegistry::lock() {
   while (lock_.test_and_set(std::memory_order_acquire)) sched_yield();
 }

@@ -55,6 +55,10 @@ void set_current_thread(ThreadState* state);
 /// A thread's first reading fills `since` with its whole life (a thread born since the last window
 /// ran then) but still returns false.
 bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since);
+/// Profiler thread (or a forked child's forwarder), for a retired thread: what it ran and waited
+/// since its previous reading, from the reading it took itself as it exited (its whole life when
+/// nobody read it before); zero when it took none.
+delays::SchedWindow exit_demand(ThreadState& thread);
 
 class ThreadRegistry {
  public:

@@ -14,6 +14,7 @@ Usage: simulate.py lock A_US B_US S P_US OV_US [SIM_US]    (lock.c: A outside a 
        simulate.py amdahl A_US B_US C_US S P_US OV_US      (amdahl.c: A || B, barrier, C)
        simulate.py amdahl3 A_US B_US S P_US OV_US          (amdahl3.c: A alone, then B on two workers;
                                                             the line is B, B_US the phase's wall time)
+       simulate.py spinlock LINE A_US B_US S P_US OV_US    (spinlock.c: LINE is A or B; SPIN_HOOKS below)
 Prints the real period, the delay per item and the effective period (real - delay).
 With ABSORB=1 in the environment, a candidate rule (not the runtime's): a debt is first absorbed by
 the time the paying thread spent blocked and woken by another thread within the last P of wall time
@@ -182,6 +183,62 @@ def simulate_lock(a, b, s, period, overshoot, horizon=400000.0, dt=0.25):
     return rules.now / items[0], rules.global_ns / items[0]
 
 
+def simulate_spinlock(line, a, b, s, period, overshoot, horizon=2000000.0, dt=1.0):
+    """spinlock.c: A outside a user-space spin lock, B inside; a waiter spins (on its CPU, sampled)
+    until the flag is free. No call is interposed, so by today's rules a thread settles only at its
+    samples. SPIN_HOOKS (letters) adds Coz's blocking rules as if the spin lock were instrumented:
+    s = settle before spinning (before_blocking), w = a waiter that acquires after spinning is
+    credited up to the global clock (woken by a thread), r = the holder settles before it releases
+    (as an unlock does before it wakes a waiter). Segments vary by +-10% so that samples do not
+    lock to the items' phase."""
+    hooks = os.environ.get("SPIN_HOOKS", "")
+    rules = Rules(s, period, overshoot)
+    random.seed(3)
+    threads = [Thread(period * random.random()) for _ in range(2)]
+    for i, t in enumerate(threads):
+        t.seg, t.rem = "A", a * (0.3 + 0.7 * i)
+    lock = {"holder": None}
+    items = [0]
+
+    def acquire(t, spun):
+        lock["holder"] = t
+        t.seg, t.rem = "B", b * random.uniform(0.9, 1.1)
+        if spun and "w" in hooks:
+            rules.credit(t)
+
+    def release(t):
+        lock["holder"] = None
+        items[0] += 1
+        t.seg, t.rem = "A", a * random.uniform(0.9, 1.1)
+
+    while rules.now < horizon:
+        for t in threads:
+            if t.state == "pause":
+                if rules.now >= t.until:
+                    rules.end_pause(t)
+                continue
+            if t.seg == "spin" and lock["holder"] is None:
+                acquire(t, True)
+            if t.state != "run" or rules.run_cpu(t, dt, line):
+                continue
+            if t.seg == "A" and t.rem <= 0:
+                if lock["holder"] is None:
+                    acquire(t, False)
+                else:
+                    t.seg = "spin"
+                    if "s" in hooks:
+                        t.in_line = False
+                        rules.settle(t, lambda _: None)
+            elif t.seg == "B" and t.rem <= 0:
+                if "r" in hooks and t.local < rules.global_ns:
+                    t.in_line = False
+                    rules.settle(t, release)
+                else:
+                    release(t)
+        rules.now += dt
+    return rules.now / items[0], rules.global_ns / items[0]
+
+
 def simulate_amdahl(a, b, c, s, period, overshoot, rounds=300, dt=0.25):
     """Thread 0 runs A then (after the barrier) C; thread 1 runs B. Event order by hand."""
     rules = Rules(s, period, overshoot)
@@ -284,7 +341,12 @@ def simulate_amdahl3(a, b, s, period, overshoot, rounds=300, dt=0.5):
 
 
 def main():
-    shape, args = sys.argv[1], [float(x) for x in sys.argv[2:]]
+    shape = sys.argv[1]
+    if shape == "spinlock":
+        period, delay = simulate_spinlock(sys.argv[2], *[float(x) for x in sys.argv[3:]])
+        print("real period %.2f us, delay per item %.2f us, effective period %.2f us" % (period, delay, period - delay))
+        return
+    args = [float(x) for x in sys.argv[2:]]
     if shape == "lock":
         period, delay = simulate_lock(*args)
     elif shape == "amdahl":
@@ -292,7 +354,7 @@ def main():
     elif shape == "amdahl3":
         period, delay = simulate_amdahl3(*args)
     else:
-        sys.exit("shape must be lock, amdahl or amdahl3")
+        sys.exit("shape must be lock, spinlock, amdahl or amdahl3")
     print("real period %.2f us, delay per item %.2f us, effective period %.2f us" % (period, delay, period - delay))
 
 

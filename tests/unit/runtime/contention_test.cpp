@@ -134,6 +134,33 @@ TEST(Contention, OnlyAProgramThatWantsMoreCpusThanItHasIsOversubscribed) {
   EXPECT_FALSE(oversubscribed(30 * kMs, 9 * kMs, 20 * kMs, 2, true)) << "and off below them";
 }
 
+TEST(Contention, TwoAlwaysRunnableThreadsOnTwoCpusFitThemThoughOneWindowReadsMore) {
+  // A spin lock's holder and waiter never block: run + wait is exactly 2 x the window. schedstat
+  // gives a running thread's time late (at scheduler ticks, 4 ms apart), so a window reads up to a
+  // tick per thread more or less, and the next one makes up for it (windows measured under a load
+  // of 5-8: 47.9, 40.0, 48.0, 39.5 CPU-ms over 20.9, 21.1, 20.9, 20.4 ms).
+  TreeDemand demand;
+  const uint64_t window = 20 * kMs;
+  const int64_t late[] = {0, 4, -3, 3, -2, 4, 0, -4, 3, -3, 4, -1};  // ms read late (+) or early (-) per window
+  int64_t carried = 0;
+  for (int64_t ms : late) {
+    uint64_t read = static_cast<uint64_t>(40 + ms - carried) * kMs;  // 2 x the window, give or take a tick
+    carried = ms;
+    EXPECT_FALSE(demand.update(read / 2, read - read / 2, window, 2)) << read / kMs << " CPU-ms of demand read in one window";
+  }
+}
+
+TEST(Contention, AProgramThatOutgrowsItsCpusIsOversubscribedAtTheFirstWindowAndNotAfterItShrinks) {
+  TreeDemand demand;
+  for (int i = 0; i < 20; ++i) demand.update(20 * kMs, 18 * kMs, 20 * kMs, 2);  // two threads beside an outsider
+  EXPECT_FALSE(demand.on());
+  EXPECT_TRUE(demand.update(80 * kMs, 80 * kMs, 20 * kMs, 2)) << "eight busy threads on two CPUs: at once";
+  for (int i = 0; i < 3; ++i) demand.update(80 * kMs, 80 * kMs, 20 * kMs, 2);
+  int windows = 0;
+  while (demand.update(20 * kMs, 0, 20 * kMs, 2) && windows < 100) ++windows;  // one thread left
+  EXPECT_LE(windows, 12) << "windows it stayed on after the program shrank to one thread";
+}
+
 TEST(Contention, ASelectedSampleCreditsItsWallTimeUnderOutsideLoad) {
   GlobalDelays global;
   global.delay_size_ns.store(500000);  // 50% of a 1 ms period
