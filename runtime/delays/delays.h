@@ -147,13 +147,6 @@ struct LocalDelays {
 
 /// Owning thread: it starts (or, in a forked child, goes on) running as one of the program's threads.
 WHATIF_SIGNAL_SAFE void count_runnable(GlobalDelays& global, LocalDelays& local);
-/// The thread creating another counts it before it exists: the kernel makes it runnable at once,
-/// and its registration (sampler, rings) takes about 0.3 ms, during which it ran uncounted (asyncfan's
-/// tasks' samples saw one or two runnable threads where three ran). The new thread adopts the count
-/// (adopt_count); one that fails to start, or starts unprofiled, gives it back (uncount_new_thread).
-inline void count_new_thread(GlobalDelays& global) { global.runnable_threads.fetch_add(1, std::memory_order_relaxed); }
-inline void uncount_new_thread(GlobalDelays& global) { global.runnable_threads.fetch_sub(1, std::memory_order_relaxed); }
-inline void adopt_count(LocalDelays& local) { local.counted = true; }
 /// Owning thread, as it exits: no longer one of the program's runnable threads.
 WHATIF_SIGNAL_SAFE void uncount_runnable(GlobalDelays& global, LocalDelays& local);
 

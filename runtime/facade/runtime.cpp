@@ -154,8 +154,7 @@ std::string start_lbr(RuntimeState& state) {
 }
 
 /// Registers the calling thread and starts sampling it. Any thread, normal context.
-/// `counted`: its creator already counted it runnable (create_thread).
-ThreadState* register_current_thread(const delays::LocalDelays* parent, bool counted = false) {
+ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   auto* thread = new ThreadState;
   thread->tid = os::gettid();
   if (parent != nullptr) delays::inherit(thread->delays, *parent);
@@ -171,8 +170,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent, bool cou
   }
   if (thread->sampler) thread->delays.sampling_pause = thread->sampler->sampling_pause();
   if (g_state->lbr) open_tracer(*thread);
-  if (counted) delays::adopt_count(thread->delays);
-  else delays::count_runnable(*g_state->delays, thread->delays);
+  delays::count_runnable(*g_state->delays, thread->delays);
   set_current_thread(thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
@@ -428,7 +426,6 @@ struct StartArguments {
   void* (*routine)(void*);
   void* argument;
   uint64_t parent_local_ns;
-  bool counted;  // counted runnable by its creator
 };
 
 void* thread_trampoline(void* raw) {
@@ -438,9 +435,7 @@ void* thread_trampoline(void* raw) {
     interpose::ReentryGuard guard;
     delays::LocalDelays parent;
     parent.local_ns.store(arguments.parent_local_ns, std::memory_order_relaxed);
-    register_current_thread(&parent, arguments.counted);
-  } else if (arguments.counted) {
-    delays::uncount_new_thread(*g_state->delays);
+    register_current_thread(&parent);
   }
   return arguments.routine(arguments.argument);  // retire_thread runs as the key's destructor
 }
@@ -450,14 +445,9 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   ensure_started();
   if (!running()) return real::pthread_create(thread, attr, routine, arg);
   ThreadState* parent = current_thread();
-  auto* arguments =
-      new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0, true};
-  delays::count_new_thread(*g_state->delays);  // before it can run (and exit)
+  auto* arguments = new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0};
   int result = real::pthread_create(thread, attr, &thread_trampoline, arguments);
-  if (result != 0) {
-    delays::uncount_new_thread(*g_state->delays);
-    delete arguments;
-  }
+  if (result != 0) delete arguments;
   return result;
 }
 

@@ -166,17 +166,6 @@ TEST(Delays, ASampleWhileTheProgramsThreadsOutnumberItsCpusStandsForTheirShareOf
   uncount_runnable(global, c);  // counted out once
   EXPECT_EQ(global.runnable_threads.load(), 2);
 
-  // A thread being created counts from its creator's pthread_create on (its registration takes a
-  // while, and it runs meanwhile), once: it adopts the count and gives it back as it exits.
-  LocalDelays born;
-  count_new_thread(global);
-  EXPECT_EQ(global.runnable_threads.load(), 3) << "counted before it registers";
-  adopt_count(born);
-  count_runnable(global, born);
-  EXPECT_EQ(global.runnable_threads.load(), 3) << "counted once";
-  uncount_runnable(global, born);
-  EXPECT_EQ(global.runnable_threads.load(), 2);
-
   // Where the window found the program oversubscribed, its own figures apply, as before.
   count_runnable(global, c);
   global.oversubscribed.store(true);
