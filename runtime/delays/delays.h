@@ -64,27 +64,10 @@ struct GlobalDelays {
   /// oversubscribed). A thread without a figure of its own yet (just born, or too short-lived to
   /// close a window) scales its samples and decides whether to spin by it.
   std::atomic<uint32_t> tree_wall_per_cpu{1000};
-  /// The program's threads (every process of the tree) that can run now: registered and not
-  /// inside a call that may block (LocalDelays::counted). Raised and lowered by the threads
-  /// themselves, so it follows phases shorter than the 20-ms window behind `oversubscribed`.
-  std::atomic<int32_t> runnable_threads{0};
-  /// The CPUs the program may use; set at start-up, before threads run.
-  std::atomic<int32_t> cpus{1};
-  /// Whether runnable_threads sizes samples and pauses (spinning pauses with contention scaling);
-  /// set at start-up.
-  std::atomic<bool> use_runnable_count{false};
   SelectedRanges selected;
   /// Raises global_ns to at least `value` (never lowers it). Returns how much it rose.
   WHATIF_SIGNAL_SAFE uint64_t raise_to(uint64_t value);
 };
-
-/// Wall time per CPU time, in permille, of a thread of a program whose runnable threads outnumber
-/// its CPUs right now while the 20-ms window did not find it oversubscribed: N runnable threads
-/// share C CPUs, so each runs C/N of the time. 0 otherwise (the window's figures apply). A program
-/// that alternates a serial phase with a crowded one (a thread per task, joined every few ms) fits
-/// its CPUs on average, yet a sample in its crowded phase stands for N/C of its CPU time in wall
-/// time, and a pause there must keep the paused thread's share.
-WHATIF_SIGNAL_SAFE uint32_t crowded_permille(const GlobalDelays& global);
 
 /// Profiler thread, while no experiment runs: publishes the next selected line's ranges (at most
 /// SelectedRanges::kMax; samples in the others are credited by the profiler).
@@ -141,14 +124,7 @@ struct LocalDelays {
   /// The thread's sampling events, stopped while it spins (nullptr: none to stop). Set when its
   /// sampler starts, before it can be signalled.
   os::SamplingPause* sampling_pause = nullptr;
-  /// Counted in GlobalDelays::runnable_threads while not blocked (owning thread only).
-  bool counted = false;
 };
-
-/// Owning thread: it starts (or, in a forked child, goes on) running as one of the program's threads.
-WHATIF_SIGNAL_SAFE void count_runnable(GlobalDelays& global, LocalDelays& local);
-/// Owning thread, as it exits: no longer one of the program's runnable threads.
-WHATIF_SIGNAL_SAFE void uncount_runnable(GlobalDelays& global, LocalDelays& local);
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
@@ -168,10 +144,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
 /// that may block.
-WHATIF_SIGNAL_SAFE inline void mark_blocked(GlobalDelays& global, LocalDelays& local) {
-  if (local.counted && !local.blocked.load(std::memory_order_relaxed)) {
-    global.runnable_threads.fetch_sub(1, std::memory_order_relaxed);
-  }
+WHATIF_SIGNAL_SAFE inline void mark_blocked(LocalDelays& local) {
   local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
 }
 

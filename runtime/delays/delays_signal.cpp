@@ -40,39 +40,12 @@ WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, Ran
   return count > 0;
 }
 
-WHATIF_SIGNAL_SAFE uint32_t crowded_permille(const GlobalDelays& global) {
-  if (!global.use_runnable_count.load(std::memory_order_relaxed) || global.oversubscribed.load(std::memory_order_relaxed)) {
-    return 0;
-  }
-  int64_t runnable = global.runnable_threads.load(std::memory_order_relaxed);
-  int64_t cpus = std::max<int64_t>(global.cpus.load(std::memory_order_relaxed), 1);
-  if (runnable <= cpus) return 0;
-  return static_cast<uint32_t>(std::min<int64_t>(runnable * kNoContention / cpus, kMaxSpinContention));
-}
-
-WHATIF_SIGNAL_SAFE void count_runnable(GlobalDelays& global, LocalDelays& local) {
-  if (!local.counted && !local.blocked.load(std::memory_order_relaxed)) {
-    global.runnable_threads.fetch_add(1, std::memory_order_relaxed);
-  }
-  local.counted = true;
-}
-
-WHATIF_SIGNAL_SAFE void uncount_runnable(GlobalDelays& global, LocalDelays& local) {
-  if (local.counted && !local.blocked.load(std::memory_order_relaxed)) {
-    global.runnable_threads.fetch_sub(1, std::memory_order_relaxed);
-  }
-  local.counted = false;
-}
-
 WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
   uint64_t size = global.delay_size_ns.load(std::memory_order_acquire) * periods;
   if (size == 0) return 0;
   // Under outside CPU load the sample's period of CPU time took longer in wall time; a real speedup
   // of the line gives back that wall time (the thread's share of the CPU stays the same).
   uint64_t contention = local.contention_permille.load(std::memory_order_relaxed);
-  // Crowded right now by the program's own threads (crowded_permille): that share, whatever the
-  // window said (it then holds outside contention alone, and only while one thread ran).
-  if (uint32_t crowded = crowded_permille(global); crowded != 0) contention = crowded;
   if (contention > 1000) size = size * contention / 1000;
   uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
   return global.raise_to(mine);
@@ -133,12 +106,8 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = 0;
       uint32_t permille = local.contention_permille.load(std::memory_order_relaxed);
-      bool crowded = global.oversubscribed.load(std::memory_order_relaxed);
-      if (!crowded) {  // the window says the program fits its CPUs; right now it may not
-        permille = crowded_permille(global);
-        crowded = permille != 0;
-      }
-      if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) && crowded && permille >= kSpinFromPermille) {
+      if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) &&
+          global.oversubscribed.load(std::memory_order_relaxed) && permille >= kSpinFromPermille) {
         // Spinning keeps the thread runnable: the scheduler goes on giving it the CPU share the
         // working thread it stands for would have, where a sleeper's share goes to a thread
         // waiting for a CPU (and comes back to it later as a bonus). Only where threads do wait:
@@ -180,9 +149,6 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 }
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
-  if (local.counted && local.blocked.load(std::memory_order_relaxed)) {
-    global.runnable_threads.fetch_add(1, std::memory_order_relaxed);
-  }
   local.blocked.store(false, std::memory_order_release);
   if (woken_by_thread) {
     // Credited up to the global clock now: the waker executed those delays. A max, not an add of

@@ -88,7 +88,6 @@ void retire_thread(void* raw) {
   if (thread == nullptr || current_thread() != thread) return;
   interpose::ReentryGuard guard;
   settle_delays(*g_state->delays, *thread);  // table 1: a joiner may wake
-  delays::uncount_runnable(*g_state->delays, thread->delays);
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, os::sample_signal());
@@ -170,7 +169,6 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   }
   if (thread->sampler) thread->delays.sampling_pause = thread->sampler->sampling_pause();
   if (g_state->lbr) open_tracer(*thread);
-  delays::count_runnable(*g_state->delays, thread->delays);
   set_current_thread(thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
@@ -285,8 +283,6 @@ void start() {
     }
   }
 
-  state.delays->cpus.store(os::usable_cpus(), std::memory_order_relaxed);
-  state.delays->use_runnable_count.store(state.config.contention && state.config.spin_pauses, std::memory_order_relaxed);
   publish_signal_delays(state.delays);
   struct sigaction action {};
   action.sa_sigaction = &on_runtime_signal;
@@ -361,10 +357,7 @@ void leave_tree() {
   sigaddset(&mask, os::sample_signal());
   real::pthread_sigmask(SIG_BLOCK, &mask, &previous);  // the flush drains this thread's ring too
   g_state->forwarder->stop_and_flush();
-  if (ThreadState* thread = current_thread()) {
-    settle_delays(*g_state->delays, *thread);
-    delays::uncount_runnable(*g_state->delays, thread->delays);
-  }
+  if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
   real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
@@ -582,7 +575,6 @@ void after_fork_in_child() {
                                          std::memory_order_relaxed);
   self->wall_per_cpu = delays::WallPerCpu{};
   self->sched_known = false;
-  self->delays.counted = false;  // the parent's thread still runs and stays counted
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(
       *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses);
   if (g_state->forwarder->start() != 0) {
@@ -593,7 +585,6 @@ void after_fork_in_child() {
     set_current_thread(nullptr);
     return;
   }
-  delays::count_runnable(*g_state->delays, self->delays);  // a new runnable thread of the program
   g_lifecycle.store(kTreeChild, std::memory_order_release);  // pairs with running()'s acquire
 }
 

@@ -66,7 +66,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
   settle_delays(global, thread);
-  delays::mark_blocked(global, thread.delays);
+  delays::mark_blocked(thread.delays);
 }
 
 }  // namespace whatif::threads

@@ -130,61 +130,6 @@ TEST(Delays, ASpinningPauseTakesItsThreadsShareOfTheCpuNotTheWholePause) {
   EXPECT_EQ(other.local_ns.load(), 80 * kMs);
 }
 
-TEST(Delays, ASampleWhileTheProgramsThreadsOutnumberItsCpusStandsForTheirShareOfThem) {
-  // Bug: whether the program was crowded was decided over 20-ms windows of its threads' demand. A
-  // program that runs a serial phase and then more threads than CPUs (std::async's thread per
-  // task, joined every 3.6 ms) fits its CPUs on average (0.8-0.9 of them), so its tasks' samples
-  // stood for their CPU time alone and their pauses slept, handing the CPU to a sibling (asyncfan A:
-  // every sped experiment's delay a whole multiple of s x 1 ms; 15% predicted for 35%). The
-  // threads now count themselves runnable: three on two CPUs each run two thirds of the time.
-  GlobalDelays global;
-  global.use_runnable_count.store(true);
-  global.cpus.store(2);
-  LocalDelays a, b, c;
-  for (LocalDelays* thread : {&a, &b, &c}) count_runnable(global, *thread);
-  start_experiment(global, 2 * kMs);
-  credit_selected_sample(global, a);
-  EXPECT_EQ(global.global_ns.load(), 3 * kMs) << "three runnable threads on two CPUs: a CPU-ms of the line took 1.5 ms";
-  // Its pause spins two thirds of it in CPU time: the share the working thread it stands for gets.
-  uint64_t cpu = os::thread_cpu_ns();
-  catch_up(global, b);
-  uint64_t spun = os::thread_cpu_ns() - cpu;
-  EXPECT_GT(spun, 1500000u) << "a crowded thread's pause keeps its CPU share";
-  EXPECT_LT(spun, 2600000u) << "it spins two thirds of the 3-ms pause";
-  EXPECT_GE(b.paused_ns.load(), 3 * kMs);
-
-  // One blocks (a join): the other two fit the CPUs, so a sample stands for its CPU time and a pause sleeps.
-  mark_blocked(global, c);
-  credit_selected_sample(global, a);
-  EXPECT_EQ(global.global_ns.load(), 5 * kMs);
-  cpu = os::thread_cpu_ns();
-  catch_up(global, b);
-  EXPECT_LT(os::thread_cpu_ns() - cpu, kMs) << "threads that fit the CPUs sleep";
-  after_blocking(global, c, /*woken_by_thread=*/true);
-  EXPECT_EQ(global.runnable_threads.load(), 3);
-  uncount_runnable(global, c);  // it exits
-  uncount_runnable(global, c);  // counted out once
-  EXPECT_EQ(global.runnable_threads.load(), 2);
-
-  // Where the window found the program oversubscribed, its own figures apply, as before.
-  count_runnable(global, c);
-  global.oversubscribed.store(true);
-  uint64_t before = global.global_ns.load();
-  LocalDelays d;
-  d.local_ns.store(before);
-  d.contention_permille.store(2000);
-  credit_selected_sample(global, d);
-  EXPECT_EQ(global.global_ns.load() - before, 4 * kMs) << "the thread's own wall time per CPU time (2)";
-  // Without contention scaling (--no-contention, --pause sleep) the count is not used.
-  GlobalDelays off;
-  off.cpus.store(2);
-  LocalDelays e, f, g;
-  for (LocalDelays* thread : {&e, &f, &g}) count_runnable(off, *thread);
-  start_experiment(off, 2 * kMs);
-  credit_selected_sample(off, e);
-  EXPECT_EQ(off.global_ns.load(), 2 * kMs);
-}
-
 /// Samples `sampler` took since the last call.
 std::size_t samples_taken(os::PerfSampler& sampler) {
   return sampler.drain([](const os::RawSample&) {});
