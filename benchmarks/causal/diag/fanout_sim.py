@@ -12,8 +12,8 @@ pays before joining and before it exits; the joiner is credited up to the global
 scale: `exact` = runnable threads / CPUs at the sample, `one` = unscaled, `fixed X`.
 
 Usage: fanout_sim.py LINE S MODE [X]     (env: P us (1000), R rounds (150), DT step us (4))
-Findings (R=150): truth 34.7-34.8%. one: 18.0% (the runtime before the runnable count, whose
-window kept the program "fitting its CPUs": 15-16% measured); exact: 29.1%; the rest is sampling
+Findings (R=150): truth 34.7-34.8%. one: 18.0% (what the runtime credits while its 20-ms window
+says the program fits its CPUs: 15-18% measured); exact: 29.1%; the rest is sampling
 granularity, a task of 1.7 ms of CPU gets 1 or 2 samples and the join waits for the task whose
 samples fell short (max over tasks): P=300 gives 32.6%, P=100 34.1%.
 """
