@@ -54,10 +54,11 @@ uint32_t tree_wall_per_cpu(uint64_t run_ns, uint64_t wait_ns) {
                           kMaxSpinContention);
 }
 
-std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus) {
+std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus,
+                                          const SchedWindow& exited) {
   std::vector<uint32_t> out(threads.size(), 0);
-  double run = 0, wait = 0;
-  int running = 0;
+  double run = static_cast<double>(exited.run_ns), wait = static_cast<double>(exited.wait_ns);
+  int running = exited.run_ns >= kMinRunNs ? 1 : 0;  // together, as long as one thread that ran
   for (const SchedWindow& t : threads) {
     run += static_cast<double>(t.run_ns);
     wait += static_cast<double>(t.wait_ns);

@@ -271,13 +271,14 @@ void Profiler::update_schedstat(uint64_t now) {
     if (spin) wall_per_cpu[i] = thread->wall_per_cpu.update(run, wait);
   }
   if (window == 0 || !context_.config->contention) return;
+  const delays::SchedWindow exited = retired_window_;  // threads that exited in the window
+  retired_window_ = {};
   bool oversubscribed = false;
   uint32_t tree_figure = delays::kNoContention;
   if (spin) {
     // The whole tree's demand: this process's threads and every forked child's.
     // Threads that exited since the last window count with their last readings.
-    uint64_t run = retired_window_.run_ns, wait = retired_window_.wait_ns;
-    retired_window_ = {};
+    uint64_t run = exited.run_ns, wait = exited.wait_ns;
     for (const delays::SchedWindow& w : sched_windows_) {
       run += w.run_ns;
       wait += w.wait_ns;
@@ -300,7 +301,7 @@ void Profiler::update_schedstat(uint64_t now) {
     context_.delays->tree_wall_per_cpu.store(tree_figure, std::memory_order_relaxed);
     context_.delays->oversubscribed.store(oversubscribed, std::memory_order_relaxed);
   }
-  std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_);
+  std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_, exited);
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     if (oversubscribed && wall_per_cpu[i] != 0) {
       snapshot_[i]->delays.contention_permille.store(wall_per_cpu[i], std::memory_order_relaxed);

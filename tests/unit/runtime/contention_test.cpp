@@ -35,6 +35,18 @@ TEST(Contention, ThreadsThatOutnumberTheCpusWaitForEachOtherNotForOutsiders) {
   for (uint32_t p : permille) EXPECT_EQ(p, kNoContention);
 }
 
+TEST(Contention, ThreadsThatExitedInTheWindowRanBesideTheOneLeft) {
+  // A thread per task (std::async): the main thread ran 10 ms and waited 5 ms for a CPU while its
+  // short-lived tasks, gone by the profiler's reading, ran 25 ms on two CPUs. Its waits were its own
+  // tasks': not a one-thread window, and nothing is scaled as outside contention. Counted as one
+  // thread, its waits read 1.5 ms per ms, and the end-of-run warning blamed other processes.
+  auto permille = contention_permille({{10 * kMs, 5 * kMs}}, 20 * kMs, 2, SchedWindow{25 * kMs, 8 * kMs});
+  EXPECT_EQ(permille[0], kNoContention);
+  // A thread that exited after a trace of work leaves a one-thread window as it was.
+  permille = contention_permille({{10 * kMs, 10 * kMs}}, 20 * kMs, 2, SchedWindow{kMs / 10, 0});
+  EXPECT_EQ(permille[0], 2000u);
+}
+
 TEST(Contention, WhileSeveralThreadsRunNothingIsScaled) {
   // Two program threads beside an outside process, each with half a CPU: the one that pauses for the
   // other's samples sleeps, and the scheduler hands a sleeper its share back when it wakes, so a
