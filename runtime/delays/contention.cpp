@@ -58,7 +58,7 @@ std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& thread
                                           const SchedWindow& exited) {
   std::vector<uint32_t> out(threads.size(), 0);
   double run = static_cast<double>(exited.run_ns), wait = static_cast<double>(exited.wait_ns);
-  int running = exited.run_ns >= kMinRunNs ? 1 : 0;  // together, as long as one thread that ran
+  int running = exited.run_ns >= kMinRunNs ? 1 : 0;  // the exited threads, together, as one that ran
   for (const SchedWindow& t : threads) {
     run += static_cast<double>(t.run_ns);
     wait += static_cast<double>(t.wait_ns);

@@ -79,7 +79,7 @@ void ChildForwarder::tick(bool last) {
   threads_.snapshot(snapshot_);
   for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
   // The last tick reads too: the process's final milliseconds count in the tree's demand.
-  if (scale_by_waits_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_schedstat();
+  if (scale_by_waits_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_threads();
   threads_.take_retired(retired_);
   for (threads::ThreadState* thread : retired_) {
     if (scale_by_waits_) add_demand(threads::exit_demand(*thread));
@@ -89,7 +89,7 @@ void ChildForwarder::tick(bool last) {
   forward_visits();
 }
 
-void ChildForwarder::read_schedstat() {
+void ChildForwarder::read_threads() {
   // The root decides from every process's demand whether the tree wants more CPUs than it has;
   // only then do this child's threads scale by every wait (else their waits are other processes').
   const bool oversubscribed = tree_.delays().oversubscribed.load(std::memory_order_relaxed);

@@ -36,7 +36,7 @@ class ChildForwarder {
   /// adds the threads' CPU demand to the tree's.
   void tick(bool last = false);
   /// Reads each live thread's schedstat: its demand since the last reading, and its wall time per CPU.
-  void read_schedstat();
+  void read_threads();
   void add_demand(const delays::SchedWindow& since);
   void drain_thread(threads::ThreadState* thread);
   void forward(threads::ThreadState* thread, const os::RawSample& sample);
