@@ -22,8 +22,8 @@ bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int c
 
 bool TreeDemand::update(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int cpus) {
   if (window_ns == 0) return on_;
-  demand_sum_ = demand_sum_ * kKeep + static_cast<double>(run_ns) + static_cast<double>(wait_ns);
-  capacity_sum_ = capacity_sum_ * kKeep + static_cast<double>(window_ns);
+  demand_sum_ = demand_sum_ * kWindowKeep + static_cast<double>(run_ns) + static_cast<double>(wait_ns);
+  capacity_sum_ = capacity_sum_ * kWindowKeep + static_cast<double>(window_ns);
   // The sums as one window of the decayed length: the same rule and hysteresis as oversubscribed.
   on_ = oversubscribed(0, static_cast<uint64_t>(demand_sum_), static_cast<uint64_t>(capacity_sum_), cpus, on_);
   return on_;
@@ -43,8 +43,8 @@ uint32_t WallPerCpu::update(uint64_t run_ns, uint64_t wait_ns) {
   run_ns_ = run_ns;
   wait_ns_ = wait_ns;
   measured_ = true;
-  run_sum_ = run_sum_ * kKeep + static_cast<double>(run);
-  wait_sum_ = wait_sum_ * kKeep + static_cast<double>(wait);
+  run_sum_ = run_sum_ * kWindowKeep + static_cast<double>(run);
+  wait_sum_ = wait_sum_ * kWindowKeep + static_cast<double>(wait);
   return clamped_permille((run_sum_ + wait_sum_) / run_sum_, kMaxSpinContention);
 }
 

@@ -16,6 +16,10 @@ struct SchedWindow {
 
 /// Wall time per unit of CPU time is reported in permille; 1000 means no outside contention.
 inline constexpr uint32_t kNoContention = 1000;
+/// Schedstat windows summed with decaying weights (WallPerCpu, TreeDemand): each closed window's
+/// weight is multiplied by this at every later one.
+inline constexpr double kWindowKeep = 0.875;
+
 /// Never scale by more than this: beyond it the machine is too loaded for any prediction.
 inline constexpr uint32_t kMaxContention = 4000;
 /// A thread that ran less than this in the window keeps its previous figure: too little to measure.
@@ -29,7 +33,7 @@ inline constexpr uint64_t kMinRunNs = 2000000;
 /// sleeping ones miss either way). Fed cumulative schedstat readings of one thread, it closes a
 /// window once the thread has run kMinRunNs, however long that takes: one of forty processes on
 /// two CPUs runs 1 ms in the profiler's 20 ms. The figure is the ratio of the closed windows' run
-/// and wait times summed with decaying weights (kKeep): one window holds one or two scheduler
+/// and wait times summed with decaying weights (kWindowKeep): one window holds one or two scheduler
 /// slices of the thread, and its own ratio jumped by a factor of two from one window to the next.
 class WallPerCpu {
  public:
@@ -41,8 +45,6 @@ class WallPerCpu {
   bool measured() const { return measured_; }
 
  private:
-  /// Each closed window's weight in the figure decays by this at every later one.
-  static constexpr double kKeep = 0.875;
   uint64_t run_ns_ = 0;
   uint64_t wait_ns_ = 0;
   double run_sum_ = 0;   ///< run time of the closed windows, decayed
@@ -66,7 +68,7 @@ bool oversubscribed(uint64_t run_ns, uint64_t wait_ns, uint64_t window_ns, int c
 inline constexpr uint32_t kOversubscribedPermille = 1100;
 
 /// The `oversubscribed` answer for a program, fed window after window (the root's profiler thread).
-/// It judges the windows' run + wait and CPU time summed with decaying weights (WallPerCpu::kKeep),
+/// It judges the windows' run + wait and CPU time summed with decaying weights (kWindowKeep),
 /// not one window alone: schedstat advances a running thread's run time only when the scheduler
 /// accounts it (at its ticks) and its wait when the wait ends, so a window can hold part of its
 /// neighbour's time. Two always-runnable threads on two CPUs (a spin lock's holder and waiter) read
@@ -82,7 +84,6 @@ class TreeDemand {
   bool on() const { return on_; }
 
  private:
-  static constexpr double kKeep = 0.875;
   double demand_sum_ = 0;    ///< run + wait of the windows, decayed
   double capacity_sum_ = 0;  ///< their CPU time (window x cpus), decayed alike
   bool on_ = false;
