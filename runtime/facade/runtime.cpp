@@ -96,8 +96,9 @@ void retire_thread(void* raw) {
   set_current_thread(nullptr);
   if (thread->sampler) thread->sampler->stop();
   // Its CPU demand since the profiler's last reading (a thread of a pool that lives 2 ms is never
-  // read by the profiler's 20-ms windows otherwise), where the profiler sums that demand.
-  if (g_state->config.contention && g_state->config.spin_pauses) {
+  // read by the profiler's 20-ms windows otherwise), where the profiler uses it: the tree's demand
+  // (spinning pauses) and whether a window had one thread running (outside contention, either pause).
+  if (g_state->config.contention) {
     thread->exit_known = os::read_schedstat(thread->tid, thread->exit_run_ns, thread->exit_wait_ns);
   }
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
