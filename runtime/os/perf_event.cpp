@@ -63,7 +63,7 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
   return 0;
 }
 
-int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only) {
+int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
@@ -78,6 +78,8 @@ int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_sample
   attr.exclude_user = kernel_only ? 1 : 0;
   attr.exclude_hv = 1;
   attr.exclude_callchain_kernel = 1;
+  // 1 for every event that may share a ring: the kernel counts wake-ups per ring, and with larger
+  // values one event's samples would use up the other's.
   attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
   if (with_stack) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -88,6 +90,24 @@ int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_sample
   if (fd < 0) return -errno;
   fd_ = static_cast<int>(fd);
   protect_fd(fd_);
+  return 0;
+}
+
+int PerfSampler::open_into(const PerfSampler& ring, pid_t tid, uint64_t period_ns, uint32_t wakeup_samples,
+                           bool kernel_only) {
+  if (!ring.is_open() || ring.ring_ == nullptr) return -EBADF;
+  if (int result = open_event(tid, period_ns, wakeup_samples, ring.has_stack(), kernel_only); result != 0) return result;
+  if (ioctl(fd_, PERF_EVENT_IOC_SET_OUTPUT, ring.fd_) != 0) {
+    int error = errno;
+    close();
+    return -error;
+  }
+  period_ns_ = period_ns;
+  return 0;
+}
+
+int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only) {
+  if (int result = open_event(tid, period_ns, wakeup_samples, with_stack, kernel_only); result != 0) return result;
 
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t pages = with_stack ? kRingPagesWithStack : kRingPages;

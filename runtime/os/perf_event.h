@@ -40,6 +40,9 @@ struct RawSample {
   /// The sampled thread scanned it before the drain (it credited it if its IP was in the selected
   /// line's published ranges; the drainer applies the same test).
   bool owner_scanned = false;
+  /// Taken while the thread ran in the kernel (a kernel-mode sampler's, possibly sharing a user
+  /// sampler's ring): `ip` is then the user IP at kernel entry.
+  bool kernel_mode = false;
   /// Registers and stack for unwinding: set by PerfSampler::drain when the sampler records them,
   /// valid only during the visit; null otherwise (scan_own, the timer sampler, no snapshot).
   const UserStack* user = nullptr;
@@ -104,6 +107,11 @@ class PerfSampler {
   /// first drain, sets the whole period (settle_first_period).
   int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true,
            bool kernel_only = false, uint64_t first_period_ns = 0);
+  /// Opens a signal-less sampler on `ring`'s thread whose records go to `ring`'s buffer
+  /// (PERF_EVENT_IOC_SET_OUTPUT) with the same layout; it maps nothing and drains nothing itself.
+  /// A second mapping cost a new thread about 40 us of page allocation under the process's mmap
+  /// lock: half of what the runtime added to the start of a thread-per-task pool's thread.
+  int open_into(const PerfSampler& ring, pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool kernel_only);
   /// The sampled thread's handler or the drainer, once a sample was taken: from now on every
   /// sample is a whole period apart (PERF_EVENT_IOC_PERIOD restarts the count at the call, which
   /// in the handler is right after the first sample). Once only.
@@ -130,6 +138,8 @@ class PerfSampler {
  private:
   bool next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until);
   int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
+  /// perf_event_open of a task-clock sampler; the descriptor in fd_.
+  int open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
   /// Decodes ip, tid and callchain; returns the ring position just past the callchain.
   WHATIF_SIGNAL_SAFE uint64_t decode_sample(uint64_t position, RawSample& sample) const;
   /// Drain only: copies the registers and stack after the callchain at `position` into user_.

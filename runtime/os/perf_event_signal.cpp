@@ -54,6 +54,7 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSam
   sample.weight = 1;
   sample.tid = fixed.tid;
   sample.owner_scanned = false;
+  sample.kernel_mode = is_kernel_address(fixed.ip);
   uint64_t offset = position + sizeof(perf_event_header) + sizeof(fixed);
   uint32_t kept = 0;
   for (uint64_t i = 0; i < fixed.nr && kept < RawSample::kMaxCallchain; ++i) {
@@ -65,7 +66,7 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSam
   sample.callchain_length = kept;
   // A sample taken in the kernel (a system call, a page fault) stands for the user code that entered
   // it: the user callchain starts with the user IP at kernel entry (kernel entries are excluded).
-  if (is_kernel_address(sample.ip) && kept > 0) sample.ip = sample.callchain[0];
+  if (sample.kernel_mode && kept > 0) sample.ip = sample.callchain[0];
   return offset + fixed.nr * sizeof(uint64_t);
 }
 

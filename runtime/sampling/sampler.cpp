@@ -9,12 +9,6 @@
 
 namespace whatif::sampling {
 
-bool after_system_call(uint64_t user_ip) {
-  unsigned char bytes[2] = {0, 0};
-  // x86-64's `syscall` is 0F 05; the user IP at kernel entry for a system call points just past it.
-  return user_ip >= 2 && os::read_memory(user_ip - 2, bytes, sizeof(bytes)) && bytes[0] == 0x0f && bytes[1] == 0x05;
-}
-
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
   if (period_ns < 2) return period_ns;
   // splitmix64 over the thread id and the time: threads started together get unrelated phases.
@@ -31,9 +25,10 @@ int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/false,
                           first_period_ns(period_ns, tid));
   if (result != 0) return result;
-  // Best effort: without it (locked-memory limit) the thread is sampled in user mode only.
   pause_.add(perf_.fd());
-  if (with_kernel_ && kernel_.open(tid, period_ns, 0, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/true) == 0) {
+  // Best effort: without it the thread is sampled in user mode only. Its records go to the user
+  // sampler's ring: one mapping per thread, not two.
+  if (with_kernel_ && kernel_.open_into(perf_, tid, period_ns, kSamplesPerSignal, /*kernel_only=*/true) == 0) {
     pause_.add(kernel_.fd());
     kernel_.enable();
   }
@@ -51,18 +46,19 @@ void PerfThreadSampler::set_enabled(bool enabled) {
 }
 
 std::size_t PerfThreadSampler::drain(SampleVisitor visit, void* context) {
-  std::size_t count = perf_.drain([&](const os::RawSample& sample) { visit(context, sample); });
-  if (count > 0) perf_.settle_first_period();  // the thread's handler has not run yet (signals blocked)
-  if (kernel_.is_open()) {
-    // Only time in the program's own system calls stands for its user IP. Kernel time entered any
-    // other way is mostly the profiler's: the interrupts of the samplers' timers, the sample
-    // signals' delivery, perf's work at each context switch. Charged to the interrupted line, it
-    // gave a thread 140-200 samples a line in 100 ms of one CPU, and inflated that line's delays.
-    count += kernel_.drain([&](const os::RawSample& sample) {
-      if (after_system_call(sample.ip)) visit(context, sample);
-      else ++outside_system_calls_;
-    });
-  }
+  std::size_t user_samples = 0;
+  std::size_t count = perf_.drain([&](const os::RawSample& sample) {
+    if (!sample.kernel_mode) {
+      ++user_samples;
+    } else if (!counts_as_program(sample)) {
+      ++outside_system_calls_;
+      return;
+    }
+    visit(context, sample);
+  });
+  // The thread's handler has not run yet (signals blocked); a kernel-mode sample says nothing of
+  // the user event's first period.
+  if (user_samples > 0) perf_.settle_first_period();
   return count;
 }
 

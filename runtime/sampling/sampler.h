@@ -62,13 +62,13 @@ class ThreadSampler {
 class PerfThreadSampler final : public ThreadSampler {
  public:
   /// `with_kernel`: also sample time the thread spends in the kernel, charged to its user IP, with a
-  /// second, signal-less event drained by the profiler thread (its selected-line samples are
-  /// credited there, a tick later).
+  /// second, signal-less event writing into the first one's ring (the thread's own scan credits
+  /// its selected-line samples at the next user sample or blocking call; else the drain does).
   explicit PerfThreadSampler(bool with_kernel) : with_kernel_(with_kernel) {}
   int start(pid_t tid, uint64_t period_ns, int signal) override;
   void stop() override;
   std::size_t drain(SampleVisitor visit, void* context) override;
-  uint64_t lost() const override { return perf_.lost() + kernel_.lost(); }
+  uint64_t lost() const override { return perf_.lost(); }
   WHATIF_SIGNAL_SAFE void scan_own(os::OwnSampleVisitor visit, void* context) override {
     perf_.scan_own(visit, context);
   }
@@ -85,7 +85,7 @@ class PerfThreadSampler final : public ThreadSampler {
 
  private:
   os::PerfSampler perf_;
-  os::PerfSampler kernel_;  // kernel-mode samples, no signal; may stay closed (memory-lock limit)
+  os::PerfSampler kernel_;  // kernel-mode samples into perf_'s ring, no signal; may stay closed
   os::SamplingPause pause_;  // both events, once opened
   bool with_kernel_;
   uint64_t outside_system_calls_ = 0;
@@ -169,8 +169,11 @@ class AdaptiveThreadSampler final : public ThreadSampler {
 };
 
 /// Whether the instruction before `user_ip` is a `syscall`: where a thread in a system call entered the
-/// kernel (read with a fault-safe load; profiler thread).
-bool after_system_call(uint64_t user_ip);
+/// kernel (read with a fault-safe load; any thread, signal context too).
+WHATIF_SIGNAL_SAFE bool after_system_call(uint64_t user_ip);
+/// Whether a sample stands for the program's time: user mode, or kernel mode inside a system call
+/// (after_system_call). The owning thread's scan and the drain apply the same test.
+WHATIF_SIGNAL_SAFE bool counts_as_program(const os::RawSample& sample);
 
 /// kPerfEvent samples user and kernel time (system calls count for the line that made them);
 /// kPerfEventUser only user time (perf_event_paranoid >= 2 without CAP_PERFMON, or WHATIF_SAMPLER=user).

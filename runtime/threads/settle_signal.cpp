@@ -38,6 +38,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
           if (sample.ip >= scan->own_begin && sample.ip < scan->own_end) return;  // spinning in a pause
+          if (!sampling::counts_as_program(sample)) return;  // the kernel's time, not a system call's
           bool in_line = scan->ranges.contains(sample.ip);
           if (in_line) scan->selected += sample.weight;
           // In the line in any frame (return addresses point after their call): such a thread

@@ -1,11 +1,17 @@
 // Unit tests of which kernel-mode samples stand for the program's user IP (sampling/sampler.h):
-// only those taken inside a system call, told by the `syscall` instruction before the IP; and of a
-// thread's random first sampling period. Test thread.
+// only those taken inside a system call, told by the `syscall` instruction before the IP; of the
+// kernel-mode sampler writing into the user sampler's ring; and of a thread's random first
+// sampling period. Test thread.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <set>
 
+#include "os/os.h"
+#include "os/perf_event.h"
 #include "sampling/sampler.h"
 
 namespace whatif::sampling {
@@ -20,6 +26,52 @@ TEST(KernelSamples, OnlyAnIpJustAfterASyscallInstructionIsInASystemCall) {
   EXPECT_FALSE(after_system_call(at(4))) << "after another instruction: an interrupt or a fault";
   EXPECT_FALSE(after_system_call(0)) << "no address";
   EXPECT_FALSE(after_system_call(8)) << "unmapped memory is read safely";
+}
+
+TEST(KernelSamples, TheKernelModeSamplerSharesTheUserSamplersRing) {
+  // One mapping per thread: the kernel-mode event's records go to the user event's ring, told
+  // apart by kernel_mode and charged to the user IP that entered the kernel.
+  if (os::probe_perf_events(/*with_kernel=*/true) != 0) GTEST_SKIP() << "kernel-mode perf sampling is not allowed here";
+  constexpr uint64_t kPeriod = 1000000;
+  os::PerfSampler user, kernel;
+  ASSERT_EQ(user.open(os::gettid(), kPeriod, /*signal=*/0, 1), 0);
+  ASSERT_EQ(kernel.open_into(user, os::gettid(), kPeriod, 1, /*kernel_only=*/true), 0);
+  EXPECT_TRUE(kernel.is_open());
+  ASSERT_EQ(kernel.enable(), 0);
+  ASSERT_EQ(user.enable(), 0);
+  int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(zero, 0);
+  static char buffer[1 << 20];
+  uint64_t in_user = 0, in_kernel = 0, in_system_calls = 0;
+  auto visit = [&](const os::RawSample& s) {
+    if (!s.kernel_mode) {
+      ++in_user;
+      return;
+    }
+    ++in_kernel;
+    EXPECT_FALSE(os::is_kernel_address(s.ip)) << "a kernel-mode sample stands for its user IP";
+    EXPECT_NE(s.user, nullptr) << "with the user registers and stack, as the user sampler's";
+    if (sampling::counts_as_program(s)) ++in_system_calls;
+  };
+  struct timespec start {}, now {};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  volatile uint64_t spin = 0;
+  do {  // about half in read(2), half in user mode; drained as often as the profiler would
+    ASSERT_GT(::read(zero, buffer, sizeof(buffer)), 0);
+    for (int i = 0; i < 200000; ++i) spin = spin + 1;
+    user.drain(visit);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 60000000L);
+  ::close(zero);
+  kernel.disable();
+  user.disable();
+  user.drain(visit);
+  EXPECT_EQ(user.lost(), 0u);
+  EXPECT_GE(in_user, 10u) << "60 ms of CPU at a 1 ms period";
+  EXPECT_GE(in_kernel, 10u) << "the reads' kernel time, in the same ring";
+  EXPECT_GE(in_system_calls, in_kernel / 2) << "most of it inside read(2)";
+  std::size_t own = 0;
+  EXPECT_EQ(kernel.drain([&](const os::RawSample&) { ++own; }), 0u) << "the kernel-mode sampler maps no ring of its own";
 }
 
 TEST(FirstPeriod, IsWithinOnePeriodAndDiffersBetweenThreads) {
