@@ -162,6 +162,12 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   thread->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),
                                            std::memory_order_relaxed);
   thread->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
+  // Visible to the handler before the first sample: that sample comes after a random first period
+  // (as little as the kernel's 10 us), and only the handler's first signal sets the whole period.
+  // Set after start, a thread whose first signal came before it was visible was signalled every
+  // 10-20 us until its queue of signals overflowed: a 2-ms task ran for 14 s, and the kernel's
+  // fallback, SIGIO, killed the program.
+  set_current_thread(thread);
   int result = thread->sampler->start(thread->tid, g_state->config.sampling_period_ns, os::sample_signal());
   if (result != 0) {
     static log::WarnOnce warn_once;
@@ -170,7 +176,6 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   }
   if (thread->sampler) thread->delays.sampling_pause = thread->sampler->sampling_pause();
   if (g_state->lbr) open_tracer(*thread);
-  set_current_thread(thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
   return thread;
