@@ -176,25 +176,27 @@ TEST_F(Integration, ThreadsShorterThanASamplingPeriodAreSampledInProportionToThe
   // CPU at a 1-ms period was never sampled: the line that was nearly all the program's work had no
   // samples (and a virtual speedup of it changed nothing: 0% predicted for about 45%). The first
   // period is now drawn at random, so each task is sampled with the probability its CPU time says.
+  // The measure is the CPU time inside the line, and pauses sleep: the tasks' whole CPU time also
+  // holds the runtime's start of each thread and, with spinning pauses, the pauses, which grew
+  // under outside load until this test failed on a busy machine (3892 samples for 6073 ms).
   Exit e = whatif(path("fanout.jsonl"),
-                  {"--fixed-line", marker_spec("fanout.c", "fanout-work"), "--fixed-speedup", "50"},
+                  {"--fixed-line", marker_spec("fanout.c", "fanout-work"), "--fixed-speedup", "50", "--pause", "sleep"},
                   {program("fanout"), "1000"});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("fanout ok"), std::string::npos) << e;
   Profile p = load_profile(path("fanout.jsonl"));
   std::string line = marker_spec("fanout.c", "fanout-work");
-  double in_line = 0, all = 0;
+  double in_line = 0;
   for (const auto& [name, count] : p.sample_counts) {
-    all += count;
     if (name.size() >= line.size() && name.compare(name.size() - line.size(), line.size(), line) == 0) in_line += count;
   }
-  std::size_t at = e.out.find("task_cpu_ms=");
+  std::size_t at = e.out.find("line_cpu_ms=");
   ASSERT_NE(at, std::string::npos) << e;
-  double task_cpu_ms = std::stod(e.out.substr(at + 12));
-  ASSERT_GT(task_cpu_ms, 500) << e;
-  // One sample per ms of CPU time (the default period); the tasks' CPU time is nearly all the line's.
-  EXPECT_GT(in_line, 0.7 * task_cpu_ms) << in_line << " samples in the line for " << task_cpu_ms << " ms of the tasks' CPU time";
-  EXPECT_LT(in_line, 1.3 * task_cpu_ms) << in_line << " samples in the line for " << task_cpu_ms << " ms of the tasks' CPU time";
+  double line_cpu_ms = std::stod(e.out.substr(at + 12));
+  ASSERT_GT(line_cpu_ms, 500) << e;
+  // One sample per ms of CPU time (the default period).
+  EXPECT_GT(in_line, 0.8 * line_cpu_ms) << in_line << " samples in the line for " << line_cpu_ms << " ms of CPU time in it";
+  EXPECT_LT(in_line, 1.2 * line_cpu_ms) << in_line << " samples in the line for " << line_cpu_ms << " ms of CPU time in it";
 }
 
 class Sync : public Integration, public ::testing::WithParamInterface<const char*> {};
