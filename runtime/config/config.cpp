@@ -78,6 +78,11 @@ Config Config::from_environment() {
     if (parse_u64(value, period) && period >= 100000) config.sampling_period_ns = period;
     else config.errors.push_back(std::string("sampling period '") + value + "' must be at least 100000 ns");
   }
+  if (const char* value = env(names::kFirstPeriodNs)) {
+    uint64_t first = 0;
+    if (parse_u64(value, first) && first >= 1 && first <= config.sampling_period_ns) config.first_period_ns = first;
+    else config.errors.push_back(std::string(names::kFirstPeriodNs) + " '" + value + "' must be 1 to the sampling period in ns");
+  }
   if (const char* value = env(names::kExperimentLengthNs)) {
     uint64_t length = 0;
     if (parse_u64(value, length) && length >= 1000000) config.experiment_length_ns = length;

@@ -342,6 +342,7 @@ void start() {
   context.lbr = state.lbr;
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
+  sampling::set_first_period(state.config.first_period_ns);
   register_current_thread(nullptr);
   g_function_counters.store(function_counters, std::memory_order_release);  // pairs with the hooks' acquire
   if (int result = state.profiler->start(); result != 0) {

@@ -9,8 +9,15 @@
 
 namespace whatif::sampling {
 
+namespace {
+std::atomic<uint64_t> g_first_period_ns{0};
+}  // namespace
+
+void set_first_period(uint64_t first_ns) { g_first_period_ns.store(first_ns, std::memory_order_relaxed); }
+
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
   if (period_ns < 2) return period_ns;
+  if (uint64_t fixed = g_first_period_ns.load(std::memory_order_relaxed); fixed != 0) return fixed < period_ns ? fixed : period_ns;
   // splitmix64 over the thread id and the time: threads started together get unrelated phases.
   uint64_t x = os::monotonic_ns() ^ (static_cast<uint64_t>(tid) << 32) ^ 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -24,6 +24,9 @@ using SampleVisitor = void (*)(void* context, const os::RawSample& sample);
 /// phase of its CPU time, so one that lives less than a period is still sampled in proportion to
 /// its CPU time (a task of 0.9 ms was never sampled at a 1-ms period). Normal context.
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid);
+/// Start-up, before any thread samples (WHATIF_FIRST_PERIOD_NS): every thread's first period is
+/// `first_ns` instead of a random one (0: random again).
+void set_first_period(uint64_t first_ns);
 
 class ThreadSampler {
  public:

@@ -59,6 +59,16 @@ TEST_F(ConfigTest, MalformedOptionsAreReportedNotIgnored) {
   EXPECT_EQ(config.errors.size(), 3u);
 }
 
+TEST_F(ConfigTest, AFirstSamplingPeriodForTestsIsWithinOnePeriod) {
+  setenv("WHATIF_FIRST_PERIOD_NS", "5000", 1);
+  EXPECT_EQ(Config::from_environment().first_period_ns, 5000u);
+  setenv("WHATIF_FIRST_PERIOD_NS", "2000000", 1);  // longer than the 1-ms period
+  Config config = Config::from_environment();
+  EXPECT_EQ(config.first_period_ns, 0u) << "random, as without it";
+  EXPECT_EQ(config.errors.size(), 1u);
+  unsetenv("WHATIF_FIRST_PERIOD_NS");
+}
+
 TEST_F(ConfigTest, OptionsJsonReplacesBytesThatAreNotUtf8) {
   // A file name with byte 0xff: a strict dump throws during start-up and ends in std::terminate.
   setenv("WHATIF_FIXED_LINE", "caf\xff.c:12", 1);
