@@ -102,7 +102,6 @@ int PerfSampler::open_into(const PerfSampler& ring, pid_t tid, uint64_t period_n
     close();
     return -error;
   }
-  period_ns_ = period_ns;
   return 0;
 }
 
