@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <cstdio>
+#include <string>
 #include <thread>
+#include <atomic>
 
 #include "os/os.h"
 #include "os/perf_event.h"
@@ -186,6 +189,40 @@ TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
   // Every oversleep is subtracted from later pauses: what was slept is what was owed plus the
   // excess still carried, exactly (without tracking it would be owed + 50 oversleeps).
   EXPECT_EQ(other.paused_ns.load(), owed + other.excess_ns);
+}
+
+/// The thread's timer slack in ns, as /proc/TID shows it to other threads.
+long timer_slack_of(pid_t tid) {
+  std::FILE* file = std::fopen(("/proc/" + std::to_string(tid) + "/timerslack_ns").c_str(), "r");
+  if (file == nullptr) return -1;
+  long slack = -1;
+  if (std::fscanf(file, "%ld", &slack) != 1) slack = -1;
+  std::fclose(file);
+  return slack;
+}
+
+TEST(Delays, APauseSleepsWithoutTheThreadsTimerSlackAndGivesItBack) {
+  // The default slack (50 us) lengthened every sleeping pause by that much, so pauses shorter than
+  // the period paid about twice what they were asked for, at the wrong time.
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  long before = -1, after = -1;
+  std::thread sleeper([&] {
+    before = timer_slack_of(os::gettid());
+    tid.store(os::gettid());
+    os::sleep_ns(400 * kMs);
+    after = timer_slack_of(os::gettid());
+    done.store(true);
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  long during = timer_slack_of(tid.load());
+  sleeper.join();
+  if (before < 0) GTEST_SKIP() << "/proc/TID/timerslack_ns is not readable here";
+  EXPECT_GT(before, 1);
+  EXPECT_EQ(during, 1) << "the slack while the pause sleeps";
+  EXPECT_EQ(after, before) << "the program's own slack after it";
+  EXPECT_TRUE(done.load());
 }
 
 TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
