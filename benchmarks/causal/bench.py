@@ -294,9 +294,12 @@ class Coz(Profiler):
 class Whatif(Profiler):
     name = "whatif"
 
-    def __init__(self, build, bindir, sampler=None):
+    def __init__(self, build, bindir, sampler=None, extra=()):
         super().__init__(build)
         self.bindir = bindir
+        # --profilers "whatif+--sampling-period 0.25": extra `whatif run` options, to compare
+        # settings on the same workloads and native runs.
+        self.extra = list(extra)
         # --profilers whatif-perf (or whatif-timer, whatif-user): whatif with that --sampler, to
         # compare samplers on the same workloads.
         self.sampler = sampler
@@ -325,6 +328,7 @@ class Whatif(Profiler):
         cmd = [self.exe, "run", "-o", out]
         if self.sampler:
             cmd += ["--sampler", self.sampler]
+        cmd += self.extra
         if fixed_line:
             cmd += ["--fixed-line", fixed_line]
         if fixed_speedup is not None:
@@ -590,6 +594,9 @@ def main():
             other = name[len("whatif@"):]
             prof = Whatif(other, bindir)
             prof.name = "whatif@" + "-".join(os.path.normpath(other).split(os.sep)[-2:])
+        elif name.startswith("whatif+"):
+            prof = Whatif(a.build, bindir, extra=name[len("whatif+"):].split())
+            prof.name = name
         elif name.startswith("whatif-"):
             prof = Whatif(a.build, bindir, sampler=name[len("whatif-"):])
         else:
