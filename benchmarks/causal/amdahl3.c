@@ -5,9 +5,25 @@
    Round = t_A + t_B: speeding A by s gains s * t_A / round, speeding B gains s * t_B / round. Unlike
    `amdahl`, the serial line runs while *two* threads are blocked, and the thread visiting the
    progress point is not one of those running the parallel line. */
+#ifdef WL_TRACE
+#define _GNU_SOURCE /* sched_getcpu */
+#endif
 #include <pthread.h>
 
 #include "workload.h"
+
+/* Built with -DWL_TRACE (benchmarks/README.md, "Woken workers packed onto one CPU"), it prints to
+   stderr how long the parallel phase took a round and in how many rounds both workers began B on
+   the same CPU. */
+#ifdef WL_TRACE
+#include <sched.h>
+#include <stdio.h>
+#define WL_TRACE_MAX 100000
+static int g_cpu[2][WL_TRACE_MAX];
+#define TRACE(stmt) stmt
+#else
+#define TRACE(stmt)
+#endif
 
 static double g_b;
 static long g_rounds;
@@ -17,6 +33,7 @@ static void* worker(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
   for (long r = 0; r < g_rounds; ++r) {
     pthread_barrier_wait(&g_start);
+    TRACE(if (r < WL_TRACE_MAX) g_cpu[(uintptr_t)arg - 1][r] = sched_getcpu());
     WORK(acc, g_b); /* @line:B */
     pthread_barrier_wait(&g_done);
   }
@@ -35,14 +52,23 @@ int main(int argc, char** argv) {
   pthread_t t[2];
   void* r[2];
   for (int i = 0; i < 2; ++i) pthread_create(&t[i], NULL, worker, (void*)(uintptr_t)(i + 1));
+  TRACE(uint64_t parallel_ns = 0);
   for (long k = 0; k < g_rounds; ++k) {
     FLOPS(x, a); /* @line:A */
+    TRACE(uint64_t parallel_start = wl_now_ns());
     pthread_barrier_wait(&g_start);
     pthread_barrier_wait(&g_done);
+    TRACE(parallel_ns += wl_now_ns() - parallel_start);
     COZ_PROGRESS_NAMED("item");
     ++progress;
   }
   for (int i = 0; i < 2; ++i) pthread_join(t[i], &r[i]);
+#ifdef WL_TRACE
+  long same = 0, traced = g_rounds < WL_TRACE_MAX ? g_rounds : WL_TRACE_MAX;
+  for (long k = 0; k < traced; ++k) same += g_cpu[0][k] == g_cpu[1][k];
+  fprintf(stderr, "parallel phase %.0f us a round; both workers on one CPU in %ld of %ld rounds\n",
+          (double)parallel_ns / 1e3 / (double)g_rounds, same, traced);
+#endif
   wl_report(wl_now_ns() - t0, progress, 0, (uint64_t)x + (uint64_t)(uintptr_t)r[0] + (uint64_t)(uintptr_t)r[1]);
   pthread_barrier_destroy(&g_start);
   pthread_barrier_destroy(&g_done);

@@ -13,6 +13,7 @@ interleaved rounds, times the same load in each mode:
   whatif-*-nodelay  any whatif mode with --fixed-speedup 0: sampling and experiments without their
                   delays (what the virtual speedups themselves cost is the difference)
   coz             coz run, the COZ_PROGRESS build
+  MODE@other      a whatif mode with the whatif of --other-build (e.g. the commit before a change)
 
 and prints each mode's median load time over native's, the server's CPU seconds, the experiments per minute and the top
 lines with their intervals from `whatif report`. With --settle, also each whatif run's time to a
@@ -144,9 +145,11 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     # A whatif mode with `-perf` appended runs with --sampler perf (perf_event on every thread, the
     # sampler before adaptive switching), to compare the two on the same server.
     # `-nodelay` appended: --fixed-speedup 0, every experiment a baseline, so nothing pauses.
-    nodelay = mode.endswith("-nodelay")
-    perf = mode.removesuffix("-nodelay").endswith("-perf")
-    base = mode.removesuffix("-nodelay").removesuffix("-perf")
+    other = mode.endswith("@other")
+    plain_mode = mode.removesuffix("@other")
+    nodelay = plain_mode.endswith("-nodelay")
+    perf = plain_mode.removesuffix("-nodelay").endswith("-perf")
+    base = plain_mode.removesuffix("-nodelay").removesuffix("-perf")
     server = [str(binaries["progress" if base in ("whatif-source", "coz") else "plain"]),
               f"--threads={args.threads}", "--udp-port=0", f"--port={port}", "--listen=127.0.0.1", "--user=root"]
     env = dict(os.environ)
@@ -156,7 +159,7 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     elif mode == "coz":
         cmd = ["coz", "run", "---"] + server
     else:
-        cmd = [str(args.whatif), "run", "-q", "-o", str(profile)]
+        cmd = [str(args.other_whatif if other else args.whatif), "run", "-q", "-o", str(profile)]
         if args.allocation:
             cmd += ["--allocation", args.allocation]
         if base.startswith("whatif-p"):
@@ -257,6 +260,7 @@ def main():
     parser.add_argument("--whatif-args", default="",
                         help="more `whatif run` options for the whatif modes, e.g. '--fixed-speedup 0' (no delays: "
                              "the overhead of sampling and experiments alone)")
+    parser.add_argument("--other-build", help="another whatif build directory, for the MODE@other modes")
     parser.add_argument("--settle", action="store_true",
                         help="print each whatif run's time to a confident answer (confidence.py's test)")
     parser.add_argument("--boost", action="store_true",
@@ -277,9 +281,12 @@ def main():
     args.whatif = next((p for p in [build_dir / "whatif", build_dir / "launcher" / "whatif", build_dir / "bin" / "whatif"]
                         if p.exists()), None)
     modes = [m for m in args.modes.split(",") if m]
+    args.other_whatif = Path(args.other_build).resolve() / "launcher" / "whatif" if args.other_build else None
     try:
         if args.whatif is None:
             raise Skip(f"no whatif launcher in {build_dir}")
+        if any(m.endswith("@other") for m in modes) and not (args.other_whatif and args.other_whatif.exists()):
+            raise Skip("a MODE@other mode needs --other-build DIR with launcher/whatif")
         args.memcslap = shutil.which("memcslap") or shutil.which("memslap")
         if not args.memcslap:
             raise Skip("memcslap is missing (Debian package libmemcached-tools)")
