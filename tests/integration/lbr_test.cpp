@@ -156,9 +156,17 @@ TEST_F(Lbr, BoltFdataCarriesTheFallThroughsOfTheLoop) {
   double fall = lines[{at["mod"] - start, at["mod"] + 2 - start}];  // jnz rel8 is 2 bytes
   EXPECT_NEAR(taken / back, 0.75, 0.08) << fdata.out;
   EXPECT_NEAR(fall / back, 0.25, 0.08) << fdata.out;
-  // The odd arm (xor, 3 bytes) falls through into next.
+  // The odd arm (xor, 3 bytes) falls through into next, once per taken mod -> odd branch, except
+  // after the last branch of a burst, whose fall-through the burst did not see end (as with a
+  // hardware LBR stack's last entry). Where bursts end depends on the CPU's timing: on one machine
+  // they ended anywhere (0.75 of the back edges); on an AMD EPYC VM nearly all ended at mod -> odd
+  // (0.63), so the bound is per burst, not a ratio.
   double odd_arm = lines[{at["odd"] - start, at["next"] - start}];
-  EXPECT_NEAR(odd_arm / back, 0.75, 0.08) << fdata.out;
+  BranchProfile profile = branches_of(path("p.jsonl"));
+  ASSERT_TRUE(profile.stats.has_value());
+  EXPECT_LE(odd_arm, taken) << fdata.out;
+  EXPECT_GE(odd_arm, taken - static_cast<double>(profile.stats->bursts)) << fdata.out;
+  EXPECT_GT(odd_arm / back, 0.5) << fdata.out;
 }
 
 TEST_F(Lbr, ReportShowsEachFunctionsEdgesAndPathsWithSourceLines) {
