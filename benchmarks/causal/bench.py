@@ -297,8 +297,8 @@ class Whatif(Profiler):
     def __init__(self, build, bindir, sampler=None, extra=()):
         super().__init__(build)
         self.bindir = bindir
-        # --profilers "whatif+--sampling-period 0.25": extra `whatif run` options, to compare
-        # settings on the same workloads and native runs.
+        # --profilers "whatif+--sampling-period 0.25" (or "whatif@DIR+OPTIONS" for another build):
+        # extra `whatif run` options, to compare settings on the same workloads and native runs.
         self.extra = list(extra)
         # --profilers whatif-perf (or whatif-timer, whatif-user): whatif with that --sampler, to
         # compare samplers on the same workloads.
@@ -588,7 +588,12 @@ def main():
     notes = []
     wanted = [p for p in a.profilers.split(",") if p]
     for name in wanted:
-        if name.startswith("whatif@"):
+        if name.startswith("whatif@") and "+" in name:
+            # whatif@DIR+OPTIONS: another build with extra `whatif run` options.
+            other, options = name[len("whatif@"):].split("+", 1)
+            prof = Whatif(other, bindir, extra=options.split())
+            prof.name = name
+        elif name.startswith("whatif@"):
             # whatif@DIR: the whatif of another build tree (e.g. the commit before a change) on the
             # same workload binaries and native runs, named after DIR's last two path parts (old-build).
             other = name[len("whatif@"):]
