@@ -40,12 +40,56 @@ WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, Ran
   return count > 0;
 }
 
+namespace {
+RunnableThreads g_runnable;
+}  // namespace
+
+RunnableThreads& runnable_threads() { return g_runnable; }
+
+WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local) {
+  if (!local.blocked.load(std::memory_order_relaxed)) {
+    g_runnable.blocked.fetch_add(1, std::memory_order_relaxed);
+    local.blocked_since_ns = os::monotonic_ns();
+  }
+  local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
+}
+
+void start_burst(LocalDelays& local) {
+  local.burst_wall_ns = os::monotonic_ns();
+  local.burst_cpu_ns = os::thread_cpu_ns();
+  local.burst_blocked_ns = local.blocked_total_ns;
+}
+
+WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
+  if (!g_runnable.enabled || local.burst_wall_ns == 0) return;
+  uint64_t cpu = os::thread_cpu_ns();
+  if (cpu < local.burst_cpu_ns + kBurstMinCpuNs) return;
+  uint64_t now = os::monotonic_ns();
+  uint64_t cpu_ns = cpu - local.burst_cpu_ns;
+  uint64_t wall_ns = now - local.burst_wall_ns;
+  uint64_t blocked_ns = local.blocked_total_ns - local.burst_blocked_ns;
+  uint64_t awake_ns = wall_ns > blocked_ns ? wall_ns - blocked_ns : 0;
+  uint64_t permille = kNoContention;
+  if (g_runnable.more_than_cpus() && awake_ns > cpu_ns) {
+    permille = std::min<uint64_t>(awake_ns * kNoContention / cpu_ns, kMaxSpinContention);
+  }
+  local.burst_permille.store(static_cast<uint32_t>(permille), std::memory_order_relaxed);
+  local.burst_wall_ns = now;
+  local.burst_cpu_ns = cpu;
+  local.burst_blocked_ns = local.blocked_total_ns;
+}
+
 WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDelays& local, uint32_t periods) {
   uint64_t size = global.delay_size_ns.load(std::memory_order_acquire) * periods;
   if (size == 0) return 0;
   // Under outside CPU load the sample's period of CPU time took longer in wall time; a real speedup
-  // of the line gives back that wall time (the thread's share of the CPU stays the same).
+  // of the line gives back that wall time (the thread's share of the CPU stays the same). So does a
+  // burst of the program's own threads beyond its CPUs (burst_permille), which the windows of an
+  // oversubscribed program (contention_permille then counts every wait) already cover.
   uint64_t contention = local.contention_permille.load(std::memory_order_relaxed);
+  if (!global.oversubscribed.load(std::memory_order_relaxed)) {
+    contention = std::max<uint64_t>(contention, local.burst_permille.load(std::memory_order_relaxed));
+  }
   if (contention > 1000) size = size * contention / 1000;
   uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;
   return global.raise_to(mine);
@@ -106,8 +150,15 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       uint64_t request = owed - local.excess_ns;
       uint64_t slept = 0;
       uint32_t permille = local.contention_permille.load(std::memory_order_relaxed);
-      if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) &&
-          global.oversubscribed.load(std::memory_order_relaxed) && permille >= kSpinFromPermille) {
+      uint32_t burst = local.burst_permille.load(std::memory_order_relaxed);
+      bool oversubscribed = global.oversubscribed.load(std::memory_order_relaxed) && permille >= kSpinFromPermille;
+      if (!oversubscribed && burst >= kSpinFromPermille) {
+        // A burst of the program's threads beyond its CPUs, too short for the profiler's windows:
+        // the thread waits for a CPU now, so it keeps its share as in an oversubscribed program.
+        oversubscribed = true;
+        permille = burst;
+      }
+      if (may_spin && global.spin_pauses.load(std::memory_order_relaxed) && oversubscribed) {
         // Spinning keeps the thread runnable: the scheduler goes on giving it the CPU share the
         // working thread it stands for would have, where a sleeper's share goes to a thread
         // waiting for a CPU (and comes back to it later as a bonus). Only where threads do wait:
@@ -149,6 +200,10 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 }
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
+  if (local.blocked.load(std::memory_order_relaxed)) {
+    g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
+    local.blocked_total_ns += os::monotonic_ns() - local.blocked_since_ns;
+  }
   local.blocked.store(false, std::memory_order_release);
   if (woken_by_thread) {
     // Credited up to the global clock now: the waker executed those delays. A max, not an add of

@@ -50,7 +50,10 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
           scan->newest_in_line = in_line;
         },
         &scan);
-    if (scan.any) thread.delays.in_selected_line = scan.newest_in_line;
+    if (scan.any) {
+      thread.delays.in_selected_line = scan.newest_in_line;
+      delays::measure_burst(thread.delays);  // before crediting: the samples' period is what it measures
+    }
     if (scan.selected > 0) credit_selected(global, thread, scan.selected);
   }
   // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space

@@ -225,6 +225,78 @@ TEST(Delays, APauseSleepsWithoutTheThreadsTimerSlackAndGivesItBack) {
   EXPECT_TRUE(done.load());
 }
 
+/// Sets the process's runnable-thread count for a test and restores it after.
+class RunnableCount {
+ public:
+  RunnableCount(int32_t live, int32_t cpus) : saved_(runnable_threads().live.load()), cpus_(runnable_threads().cpus) {
+    runnable_threads().live.store(live);
+    runnable_threads().cpus = cpus;
+    runnable_threads().enabled = true;
+  }
+  ~RunnableCount() {
+    runnable_threads().live.store(saved_);
+    runnable_threads().cpus = cpus_;
+    runnable_threads().enabled = false;
+  }
+
+ private:
+  int32_t saved_;
+  int32_t cpus_;
+};
+
+/// One burst reading of a thread that ran `cpu_ns` and then was off its CPU (not blocked) for `off_ns`.
+uint32_t burst_after(LocalDelays& local, uint64_t cpu_ns, uint64_t off_ns) {
+  start_burst(local);
+  os::spin_cpu_ns(cpu_ns);
+  os::sleep_ns(off_ns);  // as a wait for a CPU looks to the thread: time passes, its CPU time does not
+  measure_burst(local);
+  return local.burst_permille.load();
+}
+
+TEST(Delays, AThreadWaitingForACpuInABurstOfTheProgramsThreadsScalesItsSamples) {
+  // Three runnable threads on two CPUs: a fan-out of tasks the 20-ms windows average away.
+  RunnableCount three_on_two(3, 2);
+  LocalDelays task;
+  uint32_t permille = burst_after(task, 400000, 800000);
+  EXPECT_GE(permille, 2500u) << "1.2 ms awake for 0.4 ms of CPU (more on a loaded machine)";
+  GlobalDelays global;
+  start_experiment(global, kMs / 2);
+  EXPECT_EQ(credit_selected_sample(global, task), kMs / 2 * permille / 1000) << "a sample stands for its wall time";
+}
+
+TEST(Delays, AThreadInABurstSpinsItsShareOfThePauseThoughTheProgramFitsOnAverage) {
+  // The windows say the program fits its CPUs (oversubscribed off); this thread's last period says it
+  // waited for a CPU among the program's own threads: it keeps its share, as in an oversubscribed
+  // program, and spins a quarter of the pause at four times its CPU time in wall time.
+  GlobalDelays global;
+  LocalDelays task;
+  task.burst_permille.store(4000);
+  uint64_t cpu = cpu_of_paying(global, task, 40 * kMs);
+  EXPECT_GE(cpu, 8 * kMs) << "a quarter of the 40 ms pause, spun";
+  EXPECT_LT(cpu, 15 * kMs);
+  EXPECT_GE(task.paused_ns.load(), 40 * kMs);
+}
+
+TEST(Delays, NoBurstWhileTheProgramFitsItsCpusOrTheThreadWasBlocked) {
+  LocalDelays fits;
+  {
+    RunnableCount two_on_two(2, 2);
+    EXPECT_EQ(burst_after(fits, 400000, 800000), 1000u) << "outside load is not the program's burst";
+  }
+  RunnableCount three_on_two(3, 2);
+  LocalDelays blocked;
+  start_burst(blocked);
+  os::spin_cpu_ns(400000);
+  mark_blocked(blocked);
+  EXPECT_EQ(runnable_threads().blocked.load(), 1);
+  os::sleep_ns(2 * kMs);
+  GlobalDelays global;
+  after_blocking(global, blocked, /*woken_by_thread=*/true);
+  EXPECT_EQ(runnable_threads().blocked.load(), 0);
+  measure_burst(blocked);
+  EXPECT_LT(blocked.burst_permille.load(), 1200u) << "its 2 ms in a blocking call were not a wait for a CPU";
+}
+
 TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
   GlobalDelays global;
   LocalDelays waker;
