@@ -132,9 +132,10 @@ struct LocalDelays {
   uint64_t burst_wall_ns = 0;
   uint64_t burst_cpu_ns = 0;
   uint64_t burst_blocked_ns = 0;
-  /// Wall time per CPU time over the thread's last sampling period, in permille, while more of the
-  /// program's threads want a CPU than there are CPUs (1000 otherwise): written by measure_burst on
-  /// the owning thread, read by whoever credits its samples.
+  /// Wall time per CPU time since the thread's previous reading (at least kBurstMinCpuNs of CPU
+  /// time: about its last sampling period), in permille, while more of the program's threads want
+  /// a CPU than there are CPUs (1000 otherwise): written by measure_burst on the owning thread,
+  /// read by whoever credits its samples.
   std::atomic<uint32_t> burst_permille{1000};
 };
 
@@ -152,7 +153,7 @@ struct RunnableThreads {
     return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
   }
 };
-/// This process's count (a forked child starts its own: child_forked).
+/// This process's count (a forked child starts its own: facade's after_fork_in_child).
 RunnableThreads& runnable_threads();
 
 /// Owning thread, when it has new samples (threads::settle_delays): its wall time per CPU time since
