@@ -381,6 +381,11 @@ void finish(int exit_status) {
   int expected = kRunning;
   if (g_lifecycle.compare_exchange_strong(expected, kFinished, std::memory_order_acq_rel)) {
     interpose::ReentryGuard guard;
+    // A count that drifted would see bursts that are not there (or miss real ones): after the
+    // program joined its threads, it is this one, outside any blocking call.
+    const delays::RunnableThreads& runnable = delays::runnable_threads();
+    log::debug("threads at exit: {} registered, {} in blocking calls", runnable.live.load(std::memory_order_relaxed),
+               runnable.blocked.load(std::memory_order_relaxed));
     g_state->profiler->stop_and_finish(exit_status);
     return;
   }

@@ -221,9 +221,12 @@ TEST_P(Sync, FinishesWithTheRightResultUnderDelays) {
   std::string hot = marker_spec("sync.c", "hot-" + mode);
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--fixed-line", hot, "--fixed-speedup", "50"},
-                  {program("sync"), mode, "2000"});
+                  {program("sync"), mode, "2000"}, {{"WHATIF_LOG", "debug"}});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find(mode + " ok"), std::string::npos) << e;
+  // Every blocking call the threads made left the count of runnable threads as it found it, and
+  // every thread that exited left the registered ones (a drift would fake or hide bursts).
+  EXPECT_NE(e.err.find("threads at exit: 1 registered, 0 in blocking calls"), std::string::npos) << e;
   Profile p = load_profile(out);
   check_well_formed(p);
   auto experiments = p.experiments;
