@@ -588,20 +588,14 @@ def main():
     notes = []
     wanted = [p for p in a.profilers.split(",") if p]
     for name in wanted:
-        if name.startswith("whatif@") and "+" in name:
-            # whatif@DIR+OPTIONS: another build with extra `whatif run` options.
-            other, options = name[len("whatif@"):].split("+", 1)
-            prof = Whatif(other, bindir, extra=options.split())
-            prof.name = name
-        elif name.startswith("whatif@"):
+        if name.startswith(("whatif@", "whatif+")):
             # whatif@DIR: the whatif of another build tree (e.g. the commit before a change) on the
             # same workload binaries and native runs, named after DIR's last two path parts (old-build).
-            other = name[len("whatif@"):]
-            prof = Whatif(other, bindir)
-            prof.name = "whatif@" + "-".join(os.path.normpath(other).split(os.sep)[-2:])
-        elif name.startswith("whatif+"):
-            prof = Whatif(a.build, bindir, extra=name[len("whatif+"):].split())
-            prof.name = name
+            # whatif+OPTIONS, whatif@DIR+OPTIONS: with extra `whatif run` options, named as given.
+            where, _, options = name[len("whatif"):].partition("+")
+            other = where[1:] if where else a.build
+            prof = Whatif(other, bindir, extra=options.split())
+            prof.name = name if options else "whatif@" + "-".join(os.path.normpath(other).split(os.sep)[-2:])
         elif name.startswith("whatif-"):
             prof = Whatif(a.build, bindir, sampler=name[len("whatif-"):])
         else:
