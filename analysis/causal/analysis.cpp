@@ -187,11 +187,15 @@ PhaseCorrection phase_for(const LineData& line, const Options& options) {
   return phase;
 }
 
-/// Each experiment's period relative to its own cell's pooled period (the cell: its line and speedup),
-/// summed in experiment order: sigma^2 = sum (p_i / P_cell - 1)^2 / (experiments - cells). Within-cell
-/// deviations, so that neither the effect of a speedup nor lines selected in different phases of the
-/// program count as noise. Every cell, not only the baselines: the noise floor applies sigma to the sped
-/// cells as well, and experiments under a virtual speedup are often the noisier ones (pauses, phases).
+/// Each experiment's rate of progress relative to its own cell's pooled rate (the cell: its line and
+/// speedup), summed in experiment order: sigma^2 = sum (P_cell / p_i - 1)^2 / (experiments - cells),
+/// p the period. Within-cell deviations, so that neither the effect of a speedup nor lines selected in
+/// different phases of the program count as noise. Every cell, not only the baselines: the noise floor
+/// applies sigma to the sped cells as well, and experiments under a virtual speedup are often the
+/// noisier ones (pauses, phases). The rate's deviation, not the period's: the two agree to first
+/// order, but an experiment that saw 1 visit where its cell averages 1000 (the edge of a program's
+/// phase) deviated by 999 in its period and made sigma 100 (intervals of thousands of points on every
+/// line of a memcached run); its rate deviates by at most 1.
 Noise estimate_noise(const PointData& data) {
   Noise noise;
   std::map<std::pair<std::string, long>, std::pair<double, int>> cells;  // cell -> (pooled period, used)
@@ -204,7 +208,7 @@ Noise estimate_noise(const PointData& data) {
     double own = period(data.kind, unit.duration, unit.visits, unit.in_flight);
     double pooled = it->second.first;
     if (!finite(own) || !finite(pooled)) continue;
-    double r = own / pooled - 1;
+    double r = pooled / own - 1;
     sum += r * r;
     ++used;
     ++it->second.second;

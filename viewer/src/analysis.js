@@ -201,8 +201,8 @@ function collect(profiles, report) {
 }
 
 /**
- * Each experiment's period relative to its own cell's pooled period (the cell: its line and speedup),
- * summed in experiment order: sigma^2 = sum (p_i / P_cell - 1)^2 / (experiments - cells), as in
+ * Each experiment's rate relative to its own cell's pooled rate (the cell: its line and speedup),
+ * summed in experiment order: sigma^2 = sum (P_cell / p_i - 1)^2 / (experiments - cells), as in
  * analysis.cpp. Every cell, not only the baselines: the noise floor applies sigma to the sped cells too.
  */
 function estimateNoise(data) {
@@ -219,7 +219,7 @@ function estimateNoise(data) {
     const u = data.units[i];
     const own = period(data.kind, u.duration, u.visits, u.inFlight);
     if (!finite(own) || !finite(cell.pooled)) continue;
-    const r = own / cell.pooled - 1;
+    const r = cell.pooled / own - 1;  // the rate's deviation: a 1-visit edge experiment deviates by at most 1
     sum += r * r;
     used++;
     cell.used++;

@@ -229,7 +229,8 @@ test('without enough baseline experiments, single experiments have no interval',
 });
 
 test('the noise counts the sped experiments (as the C++ test NoiseCountsTheSpedExperiments)', () => {
-  // Baselines repeat exactly, sped experiments scatter by +-10%: sigma^2 = 6 * 0.1^2 / (12 - 2 cells).
+  // Baselines repeat exactly, sped experiments' periods scatter by +-10%; in rate:
+  // sigma^2 = 3 ((1/1.1 - 1)^2 + (1/0.9 - 1)^2) / (12 - 2 cells).
   const rows = [];
   for (let i = 0; i < 12; i++) {
     const sped = i % 2 === 1;
@@ -239,7 +240,7 @@ test('the noise counts the sped experiments (as the C++ test NoiseCountsTheSpedE
   }
   const profile = parseProfile(['{"type":"header","format":"whatif-profile","version":1}', ...rows].join('\n') + '\n', 'sped');
   const report = analyse([profile], { bootstrap: 0 });
-  const sigma = Math.sqrt(6 * 0.01 / 10);
+  const sigma = Math.sqrt(3 * ((1 / 1.1 - 1) ** 2 + (1 / 0.9 - 1) ** 2) / 10);
   assert.equal(report.points[0].noiseKnown, true);
   assert.equal(report.points[0].noiseDegrees, 10);
   assert.ok(Math.abs(report.points[0].noise - sigma) < 1e-12, String(report.points[0].noise));
@@ -252,4 +253,20 @@ test('the noise counts the sped experiments (as the C++ test NoiseCountsTheSpedE
   const half = t10 * sigma * ratio * Math.sqrt(1 / 6 + 1 / 6);
   assert.ok(Math.abs(sped.ciLow - (sped.programSpeedup - half)) < 1e-12, JSON.stringify(sped));
   assert.ok(Math.abs(sped.ciHigh - (sped.programSpeedup + half)) < 1e-12, JSON.stringify(sped));
+});
+
+test('an experiment at a phase\'s edge does not swamp the noise (as the C++ test AnExperimentAtAPhasesEdge...)', () => {
+  const rows = [];
+  for (let i = 0; i < 12; i++) {
+    const sped = i % 2 === 1;
+    const visits = i === 10 ? 1 : (sped ? 1250 : 1000);
+    rows.push(`{"type":"experiment","selected":"a.c:1","speedup":${sped ? 0.5 : 0},"effective_duration_ns":100000000,` +
+      `"points":[{"name":"done","kind":"throughput","delta":${visits}}]}`);
+  }
+  const profile = parseProfile(['{"type":"header","format":"whatif-profile","version":1}', ...rows].join('\n') + '\n', 'edge');
+  const report = analyse([profile], { bootstrap: 0 });
+  assert.equal(report.points[0].noiseKnown, true);
+  assert.ok(report.points[0].noise < 0.5, String(report.points[0].noise));
+  ensureLineIntervals(report.lines[0], report.options);
+  assert.ok(report.lines[0].points[0].curve[1].ciLow > -1, JSON.stringify(report.lines[0].points[0].curve[1]));
 });

@@ -574,7 +574,8 @@ TEST(Report, NoiseCountsTheSpedExperiments) {
   // A --fixed-speedup run whose baselines repeat exactly while its sped experiments scatter by +-10%
   // (pauses and phases make sped experiments the noisier ones). The noise came from the baselines
   // alone: sigma 0, and the prediction's interval was [y, y] though its own cell scatters. Now every
-  // cell counts: sigma^2 = 6 * 0.1^2 / (12 - 2 cells), 10 degrees of freedom.
+  // cell counts, in rate: sigma^2 = 3 ((1/1.1 - 1)^2 + (1/0.9 - 1)^2) / (12 - 2 cells), 10 degrees of
+  // freedom.
   std::string text = "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n";
   for (int i = 0; i < 12; ++i) {
     bool sped = i % 2 == 1;
@@ -592,7 +593,7 @@ TEST(Report, NoiseCountsTheSpedExperiments) {
   ASSERT_EQ(report.points.size(), 1u);
   EXPECT_TRUE(report.points[0].noise_known);
   EXPECT_EQ(report.points[0].noise_degrees, 10);
-  const double sigma = std::sqrt(6 * 0.01 / 10);
+  const double sigma = std::sqrt(3 * (std::pow(1 / 1.1 - 1, 2) + std::pow(1 / 0.9 - 1, 2)) / 10);
   EXPECT_NEAR(report.points[0].noise, sigma, 1e-12);
   const PointResult& point = report.lines.at(0).points.at(0);
   const CurvePoint& sped = point.curve.at(1);
@@ -604,6 +605,31 @@ TEST(Report, NoiseCountsTheSpedExperiments) {
   ASSERT_TRUE(sped.has_ci);
   EXPECT_NEAR(sped.ci_low, sped.program_speedup - half, 1e-12);
   EXPECT_NEAR(sped.ci_high, sped.program_speedup + half, 1e-12);
+}
+
+TEST(Report, AnExperimentAtAPhasesEdgeDoesNotSwampTheNoise) {
+  // Bug: the noise was each experiment's period against its cell's; one experiment that saw 1 visit
+  // where its cell saw 1000 each (a program's phase ending within it) deviated by about 1000 and
+  // made sigma about 300, so every line of a memcached run had intervals thousands of points wide.
+  // In rate it deviates by -1 at most: sigma is 0.35 here (about 263 before).
+  std::string text = "{\"type\":\"header\",\"format\":\"whatif-profile\",\"version\":1}\n";
+  for (int i = 0; i < 12; ++i) {
+    bool sped = i % 2 == 1;
+    int visits = i == 10 ? 1 : (sped ? 1250 : 1000);
+    text += std::string("{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":") + (sped ? "0.5" : "0") +
+            ",\"effective_duration_ns\":100000000,\"points\":[{\"name\":\"done\",\"kind\":\"throughput\",\"delta\":" +
+            std::to_string(visits) + "}]}\n";
+  }
+  auto profile = parse_profile(text, "edge");
+  ASSERT_TRUE(profile.ok()) << profile.error();
+  Options options;
+  options.bootstrap = 0;
+  Report report = analyse({*profile}, options);
+  ASSERT_TRUE(report.points.at(0).noise_known);
+  EXPECT_LT(report.points[0].noise, 0.5);
+  const CurvePoint& sped = report.lines.at(0).points.at(0).curve.at(1);
+  ASSERT_TRUE(sped.has_ci);
+  EXPECT_GT(sped.ci_low, -1.0) << "an interval of over 100 points for a cell of six 1250-visit experiments";
 }
 
 TEST(Report, GeneratorsMatchTheViewer) {  // same constants in viewer/test/analysis.test.mjs
