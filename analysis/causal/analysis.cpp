@@ -194,7 +194,7 @@ PhaseCorrection phase_for(const LineData& line, const Options& options) {
 /// applies sigma to the sped cells as well, and experiments under a virtual speedup are often the
 /// noisier ones (pauses, phases). The rate's deviation, not the period's: the two agree to first
 /// order, but an experiment that saw 1 visit where its cell averages 1000 (the edge of a program's
-/// phase) deviated by 999 in its period and made sigma 100 (intervals of thousands of points on every
+/// phase) deviated by 999 in its period and made sigma hundreds (intervals of thousands of points on every
 /// line of a memcached run); its rate deviates by at most 1.
 Noise estimate_noise(const PointData& data) {
   Noise noise;
