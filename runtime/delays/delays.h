@@ -153,7 +153,7 @@ struct RunnableThreads {
     return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
   }
 };
-/// This process's count (a forked child starts its own: facade's after_fork_in_child).
+/// This process's count (a forked child starts its own: only_thread_after_fork).
 RunnableThreads& runnable_threads();
 
 /// Owning thread, when it has new samples (threads::settle_delays): its wall time per CPU time since
@@ -164,6 +164,13 @@ WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local);
 inline constexpr uint64_t kBurstMinCpuNs = 200000;
 /// A registered thread starts its burst readings (normal context, the thread itself).
 void start_burst(LocalDelays& local);
+/// The calling thread joins RunnableThreads and starts its burst readings (registration).
+void thread_started(LocalDelays& local);
+/// The calling thread leaves RunnableThreads, out of the blocked count too if it left from a
+/// blocking call (its exit, normal context).
+void thread_exited(const LocalDelays& local);
+/// In a forked child: the calling thread is the process's only one, and its readings start anew.
+void only_thread_after_fork(LocalDelays& local);
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when

@@ -60,6 +60,23 @@ void start_burst(LocalDelays& local) {
   local.burst_blocked_ns = local.blocked_total_ns;
 }
 
+void thread_started(LocalDelays& local) {
+  g_runnable.live.fetch_add(1, std::memory_order_relaxed);
+  start_burst(local);
+}
+
+void thread_exited(const LocalDelays& local) {
+  if (local.blocked.load(std::memory_order_relaxed)) g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
+  g_runnable.live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void only_thread_after_fork(LocalDelays& local) {
+  g_runnable.live.store(1, std::memory_order_relaxed);
+  g_runnable.blocked.store(0, std::memory_order_relaxed);
+  local.burst_permille.store(kNoContention, std::memory_order_relaxed);
+  start_burst(local);
+}
+
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
   if (!g_runnable.enabled || local.burst_wall_ns == 0) return;
   uint64_t cpu = os::thread_cpu_ns();

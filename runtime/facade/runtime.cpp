@@ -101,9 +101,7 @@ void retire_thread(void* raw) {
   if (g_state->config.contention) {
     thread->exit_known = os::read_schedstat(thread->tid, thread->exit_run_ns, thread->exit_wait_ns);
   }
-  delays::RunnableThreads& runnable = delays::runnable_threads();
-  if (thread->delays.blocked.load(std::memory_order_relaxed)) runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
-  runnable.live.fetch_sub(1, std::memory_order_relaxed);
+  delays::thread_exited(thread->delays);
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
 }
 
@@ -164,8 +162,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent) {
   // Until its own first window closes, a thread stands for the program's average wait for a CPU.
   thread->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),
                                            std::memory_order_relaxed);
-  delays::runnable_threads().live.fetch_add(1, std::memory_order_relaxed);
-  delays::start_burst(thread->delays);
+  delays::thread_started(thread->delays);
   thread->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   // Visible to the handler before the first sample: that sample comes after a random first period
   // (as little as the kernel's 10 us), and only the handler's first signal sets the whole period.
@@ -594,11 +591,7 @@ void after_fork_in_child() {
                                          std::memory_order_relaxed);
   self->wall_per_cpu = delays::WallPerCpu{};
   self->sched_known = false;
-  // The child's only thread: the parent's others are not its.
-  delays::runnable_threads().live.store(1, std::memory_order_relaxed);
-  delays::runnable_threads().blocked.store(0, std::memory_order_relaxed);
-  self->delays.burst_permille.store(delays::kNoContention, std::memory_order_relaxed);
-  delays::start_burst(self->delays);
+  delays::only_thread_after_fork(self->delays);  // the parent's other threads are not the child's
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(
       *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses);
   if (g_state->forwarder->start() != 0) {
