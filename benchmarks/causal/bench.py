@@ -325,10 +325,13 @@ class Whatif(Profiler):
         return os.path.join(self.bindir, "wl_%s" % exe_name(workload))
 
     def command(self, workload, args, out, fixed_line=None, fixed_speedup=None):
-        cmd = [self.exe, "run", "-o", out]
+        # Extra words of the form WHATIF_NAME=VALUE set the runtime's environment (docs/environment.md)
+        # for this profiler alone: "whatif+WHATIF_CREDIT_DIVISIONS=1".
+        assignments = [o for o in self.extra if o.startswith("WHATIF_") and "=" in o]
+        cmd = (["env"] + assignments if assignments else []) + [self.exe, "run", "-o", out]
         if self.sampler:
             cmd += ["--sampler", self.sampler]
-        cmd += self.extra
+        cmd += [o for o in self.extra if o not in assignments]
         if fixed_line:
             cmd += ["--fixed-line", fixed_line]
         if fixed_speedup is not None:
@@ -591,7 +594,8 @@ def main():
         if name.startswith(("whatif@", "whatif+")):
             # whatif@DIR: the whatif of another build tree (e.g. the commit before a change) on the
             # same workload binaries and native runs, named after DIR's last two path parts (old-build).
-            # whatif+OPTIONS, whatif@DIR+OPTIONS: with extra `whatif run` options, named as given.
+            # whatif+OPTIONS, whatif@DIR+OPTIONS: with extra `whatif run` options (or WHATIF_NAME=VALUE
+            # settings of the runtime), named as given.
             where, _, options = name[len("whatif"):].partition("+")
             other = where[1:] if where else a.build
             prof = Whatif(other, bindir, extra=options.split())
