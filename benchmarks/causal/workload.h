@@ -13,12 +13,14 @@
 #include <string.h>
 #include <time.h>
 
-/* WORK(acc, units): one unit is WORK_ITERS dependent LCG steps (about 1 microsecond here).
+/* WORK(acc, units): one unit is WORK_ITERS dependent LCG steps (about 1 microsecond here); units may
+   be fractional (the harness scales them by 1 - s), and the steps are rounded down only after the
+   multiplication (before, 2.5 units ran 2000 steps: mix_fine's A at s = 0.5 took 60% off the line).
    It is a macro, not a function, so every instruction it expands to carries the source line of its
    use: a profiler sampling it attributes the time to that one line, which is what the known answers
    are about. The empty asm keeps GCC from collapsing the loop. */
 #define WORK_ITERS 1000L
-#define WORK(acc, units) do { for (long _w_i = 0; _w_i < (long)(units) * WORK_ITERS; ++_w_i) { (acc) = (acc) * 6364136223846793005ULL + 1442695040888963407ULL; __asm__ volatile("" : "+r"(acc)); } } while (0)
+#define WORK(acc, units) do { for (long _w_i = 0; _w_i < (long)((units) * WORK_ITERS); ++_w_i) { (acc) = (acc) * 6364136223846793005ULL + 1442695040888963407ULL; __asm__ volatile("" : "+r"(acc)); } } while (0)
 
 /* Other kinds of work, so that a profiler tuned to one instruction mix does not pass by accident.
    Each is a macro for the same reason as WORK: its instructions carry the line of its use. Their
