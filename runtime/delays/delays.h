@@ -128,6 +128,11 @@ struct LocalDelays {
   /// calls so far (measure_burst subtracts it from the wall time it was awake).
   uint64_t blocked_since_ns = 0;
   uint64_t blocked_total_ns = 0;
+  /// Owning thread only: its run-queue wait (os::own_run_queue_wait_ns) and the process's burst clock
+  /// (RunnableThreads::burst_clock_ns) at absorb_cpu_wait's last reading; both start at the thread's
+  /// start (a new thread has waited for nothing).
+  uint64_t wait_seen_ns = 0;
+  uint64_t burst_seen_ns = 0;
   /// Owning thread only: wall, CPU and blocked time at measure_burst's last reading (0: none yet).
   uint64_t burst_wall_ns = 0;
   uint64_t burst_cpu_ns = 0;
@@ -149,9 +154,17 @@ struct RunnableThreads {
   std::atomic<int32_t> blocked{0};
   int32_t cpus = 1;      ///< the CPUs the program may use; set at start-up
   bool enabled = false;  ///< spinning pauses with contention scaling (the defaults); set at start-up
+  /// The burst clock: wall time so far during which more_than_cpus held, as the counts' changes
+  /// saw it (burst_total_ns, plus now - burst_since_ns while one lasts; 0: none now).
+  std::atomic<uint64_t> burst_total_ns{0};
+  std::atomic<uint64_t> burst_since_ns{0};
   WHATIF_SIGNAL_SAFE bool more_than_cpus() const {
     return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
   }
+  /// After a change of live or blocked (any thread, signal context too): starts or stops the burst
+  /// clock when more_than_cpus changed. Concurrent changes may misplace an edge by the time between them.
+  WHATIF_SIGNAL_SAFE void note_change();
+  WHATIF_SIGNAL_SAFE uint64_t burst_clock_ns() const;
 };
 /// This process's count (a forked child starts its own: only_thread_after_fork).
 RunnableThreads& runnable_threads();
@@ -164,13 +177,37 @@ WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local);
 inline constexpr uint64_t kBurstMinCpuNs = 200000;
 /// A registered thread starts its burst readings (normal context, the thread itself).
 void start_burst(LocalDelays& local);
-/// The calling thread joins RunnableThreads and starts its burst readings (registration).
-void thread_started(LocalDelays& local);
+/// A thread the program creates through the runtime counts as live from its creation, not from
+/// when it first runs: a thread created into a burst waits for a CPU before it can register, and
+/// that wait is the burst's (absorb_cpu_wait).
+struct ThreadCreation {
+  bool counted = false;         ///< RunnableThreads::live already counts the thread
+  uint64_t burst_clock_ns = 0;  ///< the burst clock when it was created
+};
+/// The creating thread, before pthread_create: counts the new thread live.
+ThreadCreation thread_created();
+/// The thread was not created, or started while the runtime no longer runs: uncounts it.
+void thread_not_started(const ThreadCreation& creation);
+/// The calling thread joins RunnableThreads (unless `creation` counted it already) and starts its
+/// burst readings (registration).
+void thread_started(LocalDelays& local, const ThreadCreation* creation = nullptr);
 /// The calling thread leaves RunnableThreads, out of the blocked count too if it left from a
 /// blocking call (its exit, normal context).
 void thread_exited(const LocalDelays& local);
 /// In a forked child: the calling thread is the process's only one, and its readings start anew.
 void only_thread_after_fork(LocalDelays& local);
+
+/// Owning thread, before it pays what it owes (threads::settle_delays, after_blocking) and before a
+/// thread it creates inherits its clock: the part of its debt it already spent waiting for a CPU
+/// while the program had more runnable threads than CPUs counts as paid. Such a wait is the
+/// fan-out's: the threads it waits behind run the line and free their CPUs sooner when the line is
+/// faster, as a thread woken by one that ran the line is credited (std::async: a main thread that
+/// has started two of three tasks waits for a CPU until one ends, then starts the third; paying the
+/// first two tasks' delay again delayed the third, and halved the prediction, 17% for 36%).
+/// Bounded by the debt, the thread's run-queue wait and the burst clock since its last reading; not
+/// in a program oversubscribed over the profiler's windows, whose contention scaling covers CPU waits,
+/// nor where the waits were other processes' (no burst of the program's own). Returns the absorbed ns.
+WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDelays& local);
 
 /// Owning thread: pauses until local reaches global (subtracting previous oversleep). In the idle
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
@@ -183,7 +220,7 @@ inline constexpr uint32_t kSpinFromPermille = 1200;
 /// A spinning pause spins at most this much CPU time between looks at the experiment's state.
 inline constexpr uint64_t kSpinRoundNs = 500000;
 
-/// catch_up for a caller that already holds LocalDelays::busy. With `keep_up` (a thread not running
+/// catch_up for a caller that already holds LocalDelays::busy (absorb_cpu_wait first). With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
 /// or the experiment stops: the model freezes it for as long as others run the line.
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true);

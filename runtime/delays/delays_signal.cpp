@@ -46,9 +46,53 @@ RunnableThreads g_runnable;
 
 RunnableThreads& runnable_threads() { return g_runnable; }
 
+WHATIF_SIGNAL_SAFE void RunnableThreads::note_change() {
+  if (!enabled) return;
+  bool burst = more_than_cpus();
+  uint64_t since = burst_since_ns.load(std::memory_order_relaxed);
+  if (burst == (since != 0)) return;
+  uint64_t now = os::monotonic_ns();
+  if (burst) {
+    burst_since_ns.compare_exchange_strong(since, now == 0 ? 1 : now, std::memory_order_relaxed);
+  } else if (burst_since_ns.compare_exchange_strong(since, 0, std::memory_order_relaxed) && now > since) {
+    burst_total_ns.fetch_add(now - since, std::memory_order_relaxed);
+  }
+}
+
+WHATIF_SIGNAL_SAFE uint64_t RunnableThreads::burst_clock_ns() const {
+  uint64_t total = burst_total_ns.load(std::memory_order_relaxed);
+  uint64_t since = burst_since_ns.load(std::memory_order_relaxed);
+  if (since == 0) return total;
+  uint64_t now = os::monotonic_ns();
+  return now > since ? total + (now - since) : total;
+}
+
+WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDelays& local) {
+  if (!g_runnable.enabled || global.oversubscribed.load(std::memory_order_relaxed)) return 0;
+  if (static_cast<Phase>(global.phase.load(std::memory_order_acquire)) == Phase::kIdle) return 0;
+  uint64_t target = global.global_ns.load(std::memory_order_acquire);
+  uint64_t mine = std::max(local.local_ns.load(std::memory_order_acquire),
+                           global.epoch_start_ns.load(std::memory_order_acquire));
+  if (mine >= target) return 0;  // nothing owed: the reading stays (no system call on this path)
+  uint64_t burst = g_runnable.burst_clock_ns();
+  if (burst <= local.burst_seen_ns) return 0;  // no burst since: its waits were other processes'
+  uint64_t wait = 0;
+  if (!os::own_run_queue_wait_ns(wait)) return 0;
+  uint64_t waited = wait > local.wait_seen_ns ? wait - local.wait_seen_ns : 0;
+  uint64_t bursted = burst - local.burst_seen_ns;
+  local.wait_seen_ns = wait;
+  local.burst_seen_ns = burst;
+  uint64_t absorbed = std::min({target - mine, waited, bursted});
+  if (absorbed == 0) return 0;
+  // Raised, never past the global clock: a concurrent credit of this thread's own only adds.
+  local.local_ns.fetch_add(absorbed, std::memory_order_acq_rel);
+  return absorbed;
+}
+
 WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local) {
   if (!local.blocked.load(std::memory_order_relaxed)) {
     g_runnable.blocked.fetch_add(1, std::memory_order_relaxed);
+    g_runnable.note_change();
     local.blocked_since_ns = os::monotonic_ns();
   }
   local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
@@ -60,21 +104,44 @@ void start_burst(LocalDelays& local) {
   local.burst_blocked_ns = local.blocked_total_ns;
 }
 
-void thread_started(LocalDelays& local) {
+ThreadCreation thread_created() {
   g_runnable.live.fetch_add(1, std::memory_order_relaxed);
+  g_runnable.note_change();
+  return {true, g_runnable.burst_clock_ns()};
+}
+
+void thread_not_started(const ThreadCreation& creation) {
+  if (!creation.counted) return;
+  g_runnable.live.fetch_sub(1, std::memory_order_relaxed);
+  g_runnable.note_change();
+}
+
+void thread_started(LocalDelays& local, const ThreadCreation* creation) {
+  bool counted = creation != nullptr && creation->counted;
+  if (!counted) {
+    g_runnable.live.fetch_add(1, std::memory_order_relaxed);
+    g_runnable.note_change();
+  }
   start_burst(local);
+  local.wait_seen_ns = 0;  // a new thread's schedstat starts at zero, its wait before it first ran included
+  local.burst_seen_ns = counted ? creation->burst_clock_ns : g_runnable.burst_clock_ns();
 }
 
 void thread_exited(const LocalDelays& local) {
   if (local.blocked.load(std::memory_order_relaxed)) g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
   g_runnable.live.fetch_sub(1, std::memory_order_relaxed);
+  g_runnable.note_change();
 }
 
 void only_thread_after_fork(LocalDelays& local) {
   g_runnable.live.store(1, std::memory_order_relaxed);
   g_runnable.blocked.store(0, std::memory_order_relaxed);
+  g_runnable.burst_since_ns.store(0, std::memory_order_relaxed);
+  g_runnable.burst_total_ns.store(0, std::memory_order_relaxed);
   local.burst_permille.store(kNoContention, std::memory_order_relaxed);
   start_burst(local);
+  local.wait_seen_ns = 0;  // the child is a new task: its schedstat starts at zero
+  local.burst_seen_ns = 0;
 }
 
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
@@ -142,6 +209,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
   // A thread outside the selected line is frozen in the model while another runs the line; delay
   // that accrues during its pause would otherwise be paid only after it ran on for another period.
   constexpr int kMaxRounds = 1000000;
+  absorb_cpu_wait(global, local);
   SpinScope spinning(local.sampling_pause);
   uint64_t limit = UINT64_MAX;  // without keep_up: pay what was owed on entry, not what accrues since
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -219,6 +287,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
   if (local.blocked.load(std::memory_order_relaxed)) {
     g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
+    g_runnable.note_change();
     local.blocked_total_ns += os::monotonic_ns() - local.blocked_since_ns;
   }
   local.blocked.store(false, std::memory_order_release);

@@ -155,14 +155,14 @@ std::string start_lbr(RuntimeState& state) {
 }
 
 /// Registers the calling thread and starts sampling it. Any thread, normal context.
-ThreadState* register_current_thread(const delays::LocalDelays* parent) {
+ThreadState* register_current_thread(const delays::LocalDelays* parent, const delays::ThreadCreation* creation) {
   auto* thread = new ThreadState;
   thread->tid = os::gettid();
   if (parent != nullptr) delays::inherit(thread->delays, *parent);
   // Until its own first window closes, a thread stands for the program's average wait for a CPU.
   thread->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),
                                            std::memory_order_relaxed);
-  delays::thread_started(thread->delays);
+  delays::thread_started(thread->delays, creation);
   thread->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   // Visible to the handler before the first sample: that sample comes after a random first period
   // (as little as the kernel's 10 us), and only the handler's first signal sets the whole period.
@@ -347,7 +347,7 @@ void start() {
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   sampling::set_first_period(state.config.first_period_ns);
-  register_current_thread(nullptr);
+  register_current_thread(nullptr, nullptr);
   g_function_counters.store(function_counters, std::memory_order_release);  // pairs with the hooks' acquire
   if (int result = state.profiler->start(); result != 0) {
     log::warning("cannot start the profiler thread: {}; the program runs unprofiled", std::strerror(result));
@@ -435,6 +435,7 @@ struct StartArguments {
   void* (*routine)(void*);
   void* argument;
   uint64_t parent_local_ns;
+  delays::ThreadCreation creation;
 };
 
 void* thread_trampoline(void* raw) {
@@ -444,7 +445,9 @@ void* thread_trampoline(void* raw) {
     interpose::ReentryGuard guard;
     delays::LocalDelays parent;
     parent.local_ns.store(arguments.parent_local_ns, std::memory_order_relaxed);
-    register_current_thread(&parent);
+    register_current_thread(&parent, &arguments.creation);
+  } else {
+    delays::thread_not_started(arguments.creation);
   }
   return arguments.routine(arguments.argument);  // retire_thread runs as the key's destructor
 }
@@ -454,9 +457,18 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   ensure_started();
   if (!running()) return real::pthread_create(thread, attr, routine, arg);
   ThreadState* parent = current_thread();
-  auto* arguments = new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0};
+  if (parent != nullptr) {
+    // The child inherits the clock: what the parent's wait for a CPU paid, the child owes neither.
+    delays::BusyScope busy(parent->delays.busy);
+    if (busy.held()) delays::absorb_cpu_wait(*g_state->delays, parent->delays);
+  }
+  auto* arguments = new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0,
+                                       delays::thread_created()};
   int result = real::pthread_create(thread, attr, &thread_trampoline, arguments);
-  if (result != 0) delete arguments;
+  if (result != 0) {
+    delays::thread_not_started(arguments->creation);
+    delete arguments;
+  }
   return result;
 }
 

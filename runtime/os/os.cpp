@@ -217,7 +217,7 @@ namespace {
 
 /// Reads the start of a small /proc file into `text` (NUL-terminated); false when it cannot be read.
 template <std::size_t N>
-bool read_proc(const char* path, char (&text)[N]) {
+WHATIF_SIGNAL_SAFE bool read_proc(const char* path, char (&text)[N]) {
   int fd = static_cast<int>(invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
   if (fd < 0) return false;
   long n = read_raw(fd, text, N - 1);
@@ -228,6 +228,24 @@ bool read_proc(const char* path, char (&text)[N]) {
 }
 
 }  // namespace
+
+WHATIF_SIGNAL_SAFE bool own_run_queue_wait_ns(uint64_t& wait_ns) {
+  int saved_errno = errno;
+  char text[96];
+  bool read = read_proc("/proc/thread-self/schedstat", text);
+  errno = saved_errno;
+  if (!read) return false;
+  // "<run ns> <wait ns> <timeslices>\n": the second number, by hand (no sscanf in a handler).
+  const char* p = text;
+  while (*p >= '0' && *p <= '9') ++p;
+  if (*p != ' ') return false;
+  ++p;
+  if (*p < '0' || *p > '9') return false;
+  uint64_t value = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + static_cast<uint64_t>(*p - '0');
+  wait_ns = value;
+  return true;
+}
 
 bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
   char path[64];

@@ -31,6 +31,10 @@ WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns);
 /// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, by the raw syscall: the vDSO has no fast
 /// path for CPU clocks, and a sample taken in the call then has its user IP in the runtime's code).
 WHATIF_SIGNAL_SAFE uint64_t thread_cpu_ns();
+/// The calling thread's total time waiting in a run queue for a CPU (the second field of
+/// /proc/thread-self/schedstat, raw open/read/close: a few microseconds). False when unreadable
+/// (no schedstats in this kernel). Keeps errno.
+WHATIF_SIGNAL_SAFE bool own_run_queue_wait_ns(uint64_t& wait_ns);
 /// Busy-waits until the calling thread has run at least `cpu_ns` of CPU time (the TSC between
 /// readings of its CPU clock, `pause` in between): preempted meanwhile, it goes on spinning once it
 /// runs again. Returns the CPU time actually spun.

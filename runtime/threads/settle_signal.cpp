@@ -54,6 +54,10 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
       thread.delays.in_selected_line = scan.newest_in_line;
       delays::measure_burst(thread.delays);  // before crediting: the samples' period is what it measures
     }
+    // A wait for a CPU settles the debt before the thread's own samples credit: with the global clock
+    // a maximum, a thread behind it raises it only by what its credit exceeds its debt (a fan-out's
+    // third task, queued behind the first two, added 3% of its own line time instead of all of it).
+    if (scan.selected > 0) delays::absorb_cpu_wait(global, thread.delays);
     if (scan.selected > 0) credit_selected(global, thread, scan.selected);
   }
   // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space
