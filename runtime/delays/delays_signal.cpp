@@ -67,12 +67,24 @@ WHATIF_SIGNAL_SAFE uint64_t RunnableThreads::burst_clock_ns() const {
   return now > since ? total + (now - since) : total;
 }
 
+namespace {
+/// Owning thread: debt from before the current experiment (or its measured part) is forgiven; the
+/// thread's clock, raised to the epoch if it was behind.
+WHATIF_SIGNAL_SAFE uint64_t forgive_before_epoch(const GlobalDelays& global, LocalDelays& local) {
+  uint64_t mine = local.local_ns.load(std::memory_order_acquire);
+  uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
+  if (mine >= epoch) return mine;
+  local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
+  local.excess_ns = 0;
+  return epoch;
+}
+}  // namespace
+
 WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDelays& local) {
   if (!g_runnable.enabled || global.oversubscribed.load(std::memory_order_relaxed)) return 0;
   if (static_cast<Phase>(global.phase.load(std::memory_order_acquire)) == Phase::kIdle) return 0;
   uint64_t target = global.global_ns.load(std::memory_order_acquire);
-  uint64_t mine = std::max(local.local_ns.load(std::memory_order_acquire),
-                           global.epoch_start_ns.load(std::memory_order_acquire));
+  uint64_t mine = forgive_before_epoch(global, local);
   if (mine >= target) return 0;  // nothing owed: the reading stays (no system call on this path)
   uint64_t burst = g_runnable.burst_clock_ns();
   if (burst <= local.burst_seen_ns) return 0;  // no burst since: its waits were other processes'
@@ -216,13 +228,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
     auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
     uint64_t target = std::min(global.global_ns.load(std::memory_order_acquire), limit);  // pairs with raise_to
     if (!keep_up) limit = target;
-    uint64_t mine = local.local_ns.load(std::memory_order_acquire);
-    uint64_t epoch = global.epoch_start_ns.load(std::memory_order_acquire);
-    if (mine < epoch) {  // debt from before this experiment (or its measured part): forgiven
-      local.local_ns.fetch_add(epoch - mine, std::memory_order_acq_rel);
-      mine = epoch;
-      local.excess_ns = 0;
-    }
+    uint64_t mine = forgive_before_epoch(global, local);
     if (mine >= target) return;
     uint64_t owed = target - mine;
     uint64_t pay = owed;  // what this round settles
