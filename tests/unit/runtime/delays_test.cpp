@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -232,11 +234,14 @@ class RunnableCount {
     runnable_threads().live.store(live);
     runnable_threads().cpus = cpus;
     runnable_threads().enabled = true;
+    runnable_threads().note_change();  // the burst clock starts (or stays stopped)
   }
   ~RunnableCount() {
     runnable_threads().live.store(saved_);
+    runnable_threads().note_change();
     runnable_threads().cpus = cpus_;
     runnable_threads().enabled = false;
+    runnable_threads().burst_since_ns.store(0);
   }
 
  private:
@@ -295,6 +300,95 @@ TEST(Delays, NoBurstWhileTheProgramFitsItsCpusOrTheThreadWasBlocked) {
   EXPECT_EQ(runnable_threads().blocked.load(), 0);
   measure_burst(blocked);
   EXPECT_LT(blocked.burst_permille.load(), 1200u) << "its 2 ms in a blocking call were not a wait for a CPU";
+}
+
+/// The calling thread waits in a run queue for about `wall_ns`: it and a spinner share one CPU
+/// (both pinned to it) while it spins for twice that in wall time. Returns its run-queue wait.
+uint64_t wait_for_a_cpu(uint64_t wall_ns) {
+  cpu_set_t saved;
+  sched_getaffinity(0, sizeof(saved), &saved);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  sched_setaffinity(0, sizeof(one), &one);
+  uint64_t before = 0, after = 0;
+  os::own_run_queue_wait_ns(before);
+  std::atomic<bool> done{false};
+  std::thread spinner([&] {
+    sched_setaffinity(0, sizeof(one), &one);
+    while (!done.load()) {
+    }
+  });
+  os::spin_ns(2 * wall_ns);
+  done.store(true);
+  spinner.join();
+  sched_setaffinity(0, sizeof(saved), &saved);
+  os::own_run_queue_wait_ns(after);
+  return after - before;
+}
+
+/// A thread that owes `debt_ns` (another thread's selected sample), with its readings taken now.
+void owe(GlobalDelays& global, LocalDelays& waiter, uint64_t debt_ns) {
+  os::own_run_queue_wait_ns(waiter.wait_seen_ns);
+  waiter.burst_seen_ns = runnable_threads().burst_clock_ns();
+  LocalDelays sampled;
+  start_experiment(global, debt_ns);
+  credit_selected_sample(global, sampled);
+}
+
+TEST(Delays, AWaitForACpuInABurstOfTheProgramsThreadsPaysTheDebtItOverlaps) {
+  uint64_t probe = 0;
+  if (!os::own_run_queue_wait_ns(probe)) GTEST_SKIP() << "no /proc/thread-self/schedstat in this kernel";
+  // A task queued behind two others that run the line (three runnable threads on two CPUs): its
+  // wait is the fan-out's, shorter when the line is faster, so it pays nothing again.
+  RunnableCount three_on_two(3, 2);
+  GlobalDelays global;
+  LocalDelays queued;
+  owe(global, queued, 2 * kMs);
+  uint64_t waited = wait_for_a_cpu(4 * kMs);
+  ASSERT_GE(waited, 2 * kMs) << "the spinner did not take the CPU";
+  catch_up(global, queued);
+  EXPECT_EQ(queued.local_ns.load(), global.global_ns.load());
+  EXPECT_EQ(queued.paused_ns.load(), 0u) << "its wait for a CPU paid the debt";
+}
+
+TEST(Delays, AWaitForACpuThatOtherProcessesCausedIsNoPayment) {
+  uint64_t probe = 0;
+  if (!os::own_run_queue_wait_ns(probe)) GTEST_SKIP() << "no /proc/thread-self/schedstat in this kernel";
+  GlobalDelays global;
+  LocalDelays waiter;
+  {
+    RunnableCount two_on_two(2, 2);  // the program fits: the spinner stands for another process
+    owe(global, waiter, 2 * kMs);
+    ASSERT_GE(wait_for_a_cpu(4 * kMs), 2 * kMs);
+    catch_up(global, waiter);
+  }
+  EXPECT_GE(waiter.paused_ns.load(), 2 * kMs) << "a faster line would not have shortened that wait";
+  LocalDelays crowded;
+  {
+    RunnableCount three_on_two(3, 2);
+    global.oversubscribed.store(true);  // the windows' contention scaling covers every wait
+    owe(global, crowded, 2 * kMs);
+    ASSERT_GE(wait_for_a_cpu(4 * kMs), 2 * kMs);
+    EXPECT_EQ(absorb_cpu_wait(global, crowded), 0u);
+    global.oversubscribed.store(false);
+  }
+}
+
+TEST(Delays, ACreatedThreadCountsAsRunnableBeforeItFirstRuns) {
+  RunnableCount two_on_two(2, 2);
+  ThreadCreation creation = thread_created();
+  EXPECT_TRUE(creation.counted);
+  EXPECT_TRUE(runnable_threads().more_than_cpus()) << "queued, the third thread already makes the burst";
+  LocalDelays child;
+  thread_started(child, &creation);
+  EXPECT_EQ(runnable_threads().live.load(), 3) << "counted once";
+  EXPECT_EQ(child.burst_seen_ns, creation.burst_clock_ns) << "its readings start at its creation";
+  thread_exited(child);
+  ThreadCreation failed = thread_created();
+  thread_not_started(failed);
+  EXPECT_EQ(runnable_threads().live.load(), 2);
+  EXPECT_FALSE(runnable_threads().more_than_cpus());
 }
 
 TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
