@@ -58,13 +58,14 @@ WORKLOADS = {
     "procpool": {"params": {"a": 100, "b": 3000, "rounds": 200, "children": 120}, "lines": ["A", "B"],
                  "metric": "throughput"},
     # Hand-overs the others do not use: POSIX semaphores between three stages on two CPUs, C++20
-    # std::barrier (a raw futex) with a serial completion, std::async's thread per task, and a
-    # user-space spin lock whose waiter burns its CPU.
+    # std::barrier (a raw futex) with a serial completion, std::async's thread per task, the same
+    # fan-out to a fixed pool of workers, and a user-space spin lock whose waiter burns its CPU.
     "sempipe":  {"params": {"a": 20, "b": 60, "c": 30, "items": 8000}, "lines": ["A", "B", "C"],
                  "metric": "throughput"},
     "cxxbarrier": {"params": {"a": 1000, "b": 700, "c": 200, "rounds": 600}, "lines": ["A", "B", "C"],
                    "metric": "throughput"},
     "asyncfan": {"params": {"a": 1000, "b": 800, "rounds": 400}, "lines": ["A", "B"], "metric": "throughput"},
+    "poolfan":  {"params": {"a": 1000, "b": 800, "rounds": 400}, "lines": ["A", "B"], "metric": "throughput"},
     "spinlock": {"params": {"a": 300, "b": 500, "items": 2000}, "lines": ["A", "B"], "metric": "throughput"},
 }
 THROUGHPUT_POINT = "item"
