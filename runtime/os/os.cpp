@@ -229,34 +229,37 @@ WHATIF_SIGNAL_SAFE bool read_proc(const char* path, char (&text)[N]) {
 
 }  // namespace
 
+namespace {
+/// A schedstat file's "<run ns> <wait ns> <timeslices>": the first two numbers, by hand (no sscanf
+/// in a handler).
+WHATIF_SIGNAL_SAFE bool parse_schedstat(const char* text, uint64_t& run_ns, uint64_t& wait_ns) {
+  uint64_t fields[2] = {0, 0};
+  const char* p = text;
+  for (uint64_t& field : fields) {
+    if (*p < '0' || *p > '9') return false;
+    for (; *p >= '0' && *p <= '9'; ++p) field = field * 10 + static_cast<uint64_t>(*p - '0');
+    if (*p == ' ') ++p;
+  }
+  run_ns = fields[0];
+  wait_ns = fields[1];
+  return true;
+}
+}  // namespace
+
 WHATIF_SIGNAL_SAFE bool own_run_queue_wait_ns(uint64_t& wait_ns) {
   int saved_errno = errno;
   char text[96];
-  bool read = read_proc("/proc/thread-self/schedstat", text);
+  uint64_t run_ns = 0;
+  bool read = read_proc("/proc/thread-self/schedstat", text) && parse_schedstat(text, run_ns, wait_ns);
   errno = saved_errno;
-  if (!read) return false;
-  // "<run ns> <wait ns> <timeslices>\n": the second number, by hand (no sscanf in a handler).
-  const char* p = text;
-  while (*p >= '0' && *p <= '9') ++p;
-  if (*p != ' ') return false;
-  ++p;
-  if (*p < '0' || *p > '9') return false;
-  uint64_t value = 0;
-  for (; *p >= '0' && *p <= '9'; ++p) value = value * 10 + static_cast<uint64_t>(*p - '0');
-  wait_ns = value;
-  return true;
+  return read;
 }
 
 bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", static_cast<int>(tid));
   char text[128];
-  if (!read_proc(path, text)) return false;
-  unsigned long long run = 0, wait = 0;
-  if (std::sscanf(text, "%llu %llu", &run, &wait) != 2) return false;
-  run_ns = run;
-  wait_ns = wait;
-  return true;
+  return read_proc(path, text) && parse_schedstat(text, run_ns, wait_ns);
 }
 
 bool read_voluntary_switches(pid_t tid, uint64_t& switches) {

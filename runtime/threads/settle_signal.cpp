@@ -57,8 +57,10 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     // A wait for a CPU settles the debt before the thread's own samples credit: with the global clock
     // a maximum, a thread behind it raises it only by what its credit exceeds its debt (a fan-out's
     // third task, queued behind the first two, added 3% of its own line time instead of all of it).
-    if (scan.selected > 0) delays::absorb_cpu_wait(global, thread.delays);
-    if (scan.selected > 0) credit_selected(global, thread, scan.selected);
+    if (scan.selected > 0) {
+      delays::absorb_cpu_wait(global, thread.delays);
+      credit_selected(global, thread, scan.selected);
+    }
   }
   // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space
   // before they sleep): the model has the thread waiting, so it owes nothing now; it is credited or
