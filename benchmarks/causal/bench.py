@@ -99,8 +99,27 @@ def line_numbers(workload):
     return path, found
 
 
+# The parameter that counts a workload's items (rounds, requests, children) and its default in the
+# program: --length multiplies it, so every run is longer with the same work per item (phases has
+# none: its two phases are its whole run).
+COUNTS = {
+    "forkjoin": ("rounds", 400), "amdahl": ("rounds", 300), "lock": ("items", 22000),
+    "pipeline": ("items", 33000), "blockio": ("items", 1500), "latency": ("requests", 1400),
+    "mix_fine": ("items", 70000), "mix_coarse": ("items", 70000), "callee": ("items", 15000),
+    "libcall": ("rounds", 1000), "sleepy": ("items", 800), "pingpong": ("items", 900),
+    "amdahl3": ("rounds", 300), "cxxpipe": ("items", 450), "cxxlock": ("items", 700),
+    "crowd": ("items", 3000), "procpool": ("children", 120), "sempipe": ("items", 16000),
+    "cxxbarrier": ("rounds", 600), "asyncfan": ("rounds", 400), "poolfan": ("rounds", 400),
+    "spinlock": ("items", 2000),
+}
+LENGTH = 1.0  # --length
+
+
 def args_for(workload, line=None, s=0.0):
     params = dict(WORKLOADS[workload]["params"])
+    if LENGTH != 1.0 and workload in COUNTS:
+        key, default = COUNTS[workload]
+        params[key] = round(params.get(key, default) * LENGTH)
     if line is not None:
         key = line.lower()
         params[key] = params[key] * (1.0 - s)
@@ -561,6 +580,10 @@ def main():
                          "profilers are judged against should be the less noisy side")
     ap.add_argument("--overhead-reps", type=int, default=5)
     ap.add_argument("--speedups", default="0.25,0.5,0.75,1.0")
+    ap.add_argument("--length", type=float, default=1.0,
+                    help="multiply every workload's item count (same work per item, longer runs): the "
+                         "profiled runs hold more experiments and the native runs more rounds, so less of "
+                         "the error is one run's noise")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--profilers", default="whatif,coz")
     ap.add_argument("--quick", action="store_true", help="1 repeat, speedups 0.5 and 1.0, 2 overhead repeats")
@@ -569,6 +592,8 @@ def main():
     ap.add_argument("--boost", action="store_true",
                     help="raise this session's autogroup priority (root, session leader; see run.sh)")
     a = ap.parse_args()
+    global LENGTH
+    LENGTH = a.length
     if a.quick:
         a.reps, a.overhead_reps, a.speedups = 1, 2, "0.5,1.0"
     if a.native_reps is None:
