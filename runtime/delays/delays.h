@@ -129,8 +129,8 @@ struct LocalDelays {
   uint64_t blocked_since_ns = 0;
   uint64_t blocked_total_ns = 0;
   /// Owning thread only: its run-queue wait (os::own_run_queue_wait_ns) and the process's burst clock
-  /// (RunnableThreads::burst_clock_ns) at absorb_cpu_wait's last reading; both start at the thread's
-  /// start (a new thread has waited for nothing).
+  /// (RunnableThreads::burst_clock_ns) at absorb_cpu_wait's last reading. The wait starts at 0, where
+  /// a new thread's schedstat starts (its wait to first run counts); the clock at its creation.
   uint64_t wait_seen_ns = 0;
   uint64_t burst_seen_ns = 0;
   /// Owning thread only: wall, CPU and blocked time at measure_burst's last reading (0: none yet).
