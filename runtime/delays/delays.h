@@ -161,8 +161,10 @@ struct RunnableThreads {
   WHATIF_SIGNAL_SAFE bool more_than_cpus() const {
     return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
   }
-  /// After a change of live or blocked (any thread, signal context too): starts or stops the burst
-  /// clock when more_than_cpus changed. Concurrent changes may misplace an edge by the time between them.
+  /// Any thread, signal context too: moves a count by `delta` and starts or stops the burst clock
+  /// when more_than_cpus changed. Concurrent changes may misplace an edge by the time between them.
+  WHATIF_SIGNAL_SAFE void add_live(int32_t delta);
+  WHATIF_SIGNAL_SAFE void add_blocked(int32_t delta);
   WHATIF_SIGNAL_SAFE void note_change();
   WHATIF_SIGNAL_SAFE uint64_t burst_clock_ns() const;
 };
@@ -220,7 +222,8 @@ inline constexpr uint32_t kSpinFromPermille = 1200;
 /// A spinning pause spins at most this much CPU time between looks at the experiment's state.
 inline constexpr uint64_t kSpinRoundNs = 500000;
 
-/// catch_up for a caller that already holds LocalDelays::busy (absorb_cpu_wait first). With `keep_up` (a thread not running
+/// catch_up for a caller that already holds LocalDelays::busy (and has called absorb_cpu_wait, as
+/// catch_up and threads::settle_delays do). With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
 /// or the experiment stops: the model freezes it for as long as others run the line.
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true);

@@ -59,6 +59,16 @@ WHATIF_SIGNAL_SAFE void RunnableThreads::note_change() {
   }
 }
 
+WHATIF_SIGNAL_SAFE void RunnableThreads::add_live(int32_t delta) {
+  live.fetch_add(delta, std::memory_order_relaxed);
+  note_change();
+}
+
+WHATIF_SIGNAL_SAFE void RunnableThreads::add_blocked(int32_t delta) {
+  blocked.fetch_add(delta, std::memory_order_relaxed);
+  note_change();
+}
+
 WHATIF_SIGNAL_SAFE uint64_t RunnableThreads::burst_clock_ns() const {
   uint64_t total = burst_total_ns.load(std::memory_order_relaxed);
   uint64_t since = burst_since_ns.load(std::memory_order_relaxed);
@@ -103,8 +113,7 @@ WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDel
 
 WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local) {
   if (!local.blocked.load(std::memory_order_relaxed)) {
-    g_runnable.blocked.fetch_add(1, std::memory_order_relaxed);
-    g_runnable.note_change();
+    g_runnable.add_blocked(1);
     local.blocked_since_ns = os::monotonic_ns();
   }
   local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
@@ -116,33 +125,34 @@ void start_burst(LocalDelays& local) {
   local.burst_blocked_ns = local.blocked_total_ns;
 }
 
+namespace {
+/// A new task's readings: its burst readings from now, its run-queue wait from schedstat's zero (its
+/// wait before it first ran counts), the burst clock from `burst_seen_ns`.
+void start_readings(LocalDelays& local, uint64_t burst_seen_ns) {
+  start_burst(local);
+  local.wait_seen_ns = 0;
+  local.burst_seen_ns = burst_seen_ns;
+}
+}  // namespace
+
 ThreadCreation thread_created() {
-  g_runnable.live.fetch_add(1, std::memory_order_relaxed);
-  g_runnable.note_change();
+  g_runnable.add_live(1);
   return {true, g_runnable.burst_clock_ns()};
 }
 
 void thread_not_started(const ThreadCreation& creation) {
-  if (!creation.counted) return;
-  g_runnable.live.fetch_sub(1, std::memory_order_relaxed);
-  g_runnable.note_change();
+  if (creation.counted) g_runnable.add_live(-1);
 }
 
 void thread_started(LocalDelays& local, const ThreadCreation* creation) {
   bool counted = creation != nullptr && creation->counted;
-  if (!counted) {
-    g_runnable.live.fetch_add(1, std::memory_order_relaxed);
-    g_runnable.note_change();
-  }
-  start_burst(local);
-  local.wait_seen_ns = 0;  // a new thread's schedstat starts at zero, its wait before it first ran included
-  local.burst_seen_ns = counted ? creation->burst_clock_ns : g_runnable.burst_clock_ns();
+  if (!counted) g_runnable.add_live(1);
+  start_readings(local, counted ? creation->burst_clock_ns : g_runnable.burst_clock_ns());
 }
 
 void thread_exited(const LocalDelays& local) {
   if (local.blocked.load(std::memory_order_relaxed)) g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
-  g_runnable.live.fetch_sub(1, std::memory_order_relaxed);
-  g_runnable.note_change();
+  g_runnable.add_live(-1);
 }
 
 void only_thread_after_fork(LocalDelays& local) {
@@ -151,9 +161,7 @@ void only_thread_after_fork(LocalDelays& local) {
   g_runnable.burst_since_ns.store(0, std::memory_order_relaxed);
   g_runnable.burst_total_ns.store(0, std::memory_order_relaxed);
   local.burst_permille.store(kNoContention, std::memory_order_relaxed);
-  start_burst(local);
-  local.wait_seen_ns = 0;  // the child is a new task: its schedstat starts at zero
-  local.burst_seen_ns = 0;
+  start_readings(local, 0);  // the child is a new task, its burst clock just reset
 }
 
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
@@ -193,7 +201,9 @@ WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDe
 
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   BusyScope busy(local.busy);
-  if (busy.held()) catch_up_held(global, local, /*keep_up=*/false);  // else: re-entered from the handler
+  if (!busy.held()) return;  // re-entered from the handler
+  absorb_cpu_wait(global, local);
+  catch_up_held(global, local, /*keep_up=*/false);
 }
 
 namespace {
@@ -221,7 +231,6 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
   // A thread outside the selected line is frozen in the model while another runs the line; delay
   // that accrues during its pause would otherwise be paid only after it ran on for another period.
   constexpr int kMaxRounds = 1000000;
-  absorb_cpu_wait(global, local);
   SpinScope spinning(local.sampling_pause);
   uint64_t limit = UINT64_MAX;  // without keep_up: pay what was owed on entry, not what accrues since
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -292,8 +301,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
   if (local.blocked.load(std::memory_order_relaxed)) {
-    g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
-    g_runnable.note_change();
+    g_runnable.add_blocked(-1);
     local.blocked_total_ns += os::monotonic_ns() - local.blocked_since_ns;
   }
   local.blocked.store(false, std::memory_order_release);

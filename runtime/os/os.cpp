@@ -227,9 +227,6 @@ WHATIF_SIGNAL_SAFE bool read_proc(const char* path, char (&text)[N]) {
   return true;
 }
 
-}  // namespace
-
-namespace {
 /// A schedstat file's "<run ns> <wait ns> <timeslices>": the first two numbers, by hand (no sscanf
 /// in a handler).
 WHATIF_SIGNAL_SAFE bool parse_schedstat(const char* text, uint64_t& run_ns, uint64_t& wait_ns) {

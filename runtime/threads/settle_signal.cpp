@@ -54,19 +54,19 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
       thread.delays.in_selected_line = scan.newest_in_line;
       delays::measure_burst(thread.delays);  // before crediting: the samples' period is what it measures
     }
-    // A wait for a CPU settles the debt before the thread's own samples credit: with the global clock
-    // a maximum, a thread behind it raises it only by what its credit exceeds its debt (a fan-out's
-    // third task, queued behind the first two, added 3% of its own line time instead of all of it).
-    if (scan.selected > 0) {
-      delays::absorb_cpu_wait(global, thread.delays);
-      credit_selected(global, thread, scan.selected);
-    }
   }
+  bool blocked = thread.delays.blocked.load(std::memory_order_acquire);
+  // A wait for a CPU settles the debt once, before the thread's own samples credit and before it
+  // pays: with the global clock a maximum, a thread behind it raises it only by what its credit
+  // exceeds its debt (a fan-out's third task, queued behind the first two, added 3% of its own line
+  // time instead of all of it).
+  if (!blocked || scan.selected > 0) delays::absorb_cpu_wait(global, thread.delays);
+  if (scan.selected > 0) credit_selected(global, thread, scan.selected);
   // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space
   // before they sleep): the model has the thread waiting, so it owes nothing now; it is credited or
   // pays when the call returns (after_blocking). Paying here charged OpenMP workers the serial
   // line's delays while they spun at the end of a region.
-  if (thread.delays.blocked.load(std::memory_order_acquire)) return;
+  if (blocked) return;
   // A CPU-time timer that expires while this handler spins fires again as soon as it returns, and
   // that tick would record the interrupted program IP for the spinning's CPU time: a thread sampled
   // by the timer sleeps off what it owes here (it blocks often, so its CPU is seldom contended).
