@@ -10,6 +10,8 @@ PACKAGES=(
   clang valgrind coz-profiler llvm
   # create_gcov/dump_gcov: the AutoFDO export's test and benchmark (whatif export --autofdo)
   autofdo
+  # llvm-bolt-16: benchmarks/lbr/bolt_compare.py bolts a binary with --lbr's profile and an exact one
+  bolt-16
   chromium nodejs npm
   rustc cargo
   # make bench's server benchmark: memcached built from Debian's source (dpkg-source, libevent)
