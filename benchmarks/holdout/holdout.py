@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Holdout known-answer tests for the whatif causal profiler.
+
+For each program and each marked line (`// @line:A`, `// @line:B`):
+  truth      = 1 - median(elapsed at scale 1-s) / median(elapsed at scale 1.0), from
+               interleaved native runs (the baseline runs are shared by a program's lines);
+  prediction = whatif's predicted program speedup for that line at virtual speedup s,
+               from R runs of `whatif run --fixed-line FILE:LINE --fixed-speedup S`.
+
+Usage:
+  ./holdout.py                         # all programs, s=60%, 7 native reps, 3 whatif reps
+  ./holdout.py --programs helper,barrier --native-reps 5 --reps 2
+  ./holdout.py --smoke                 # tiny sizes: check build, native runs, one whatif run each
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SRC = os.path.join(HERE, "src")
+BIN = os.path.join(REPO, "build", "benchmarks", "holdout")  # --bindir; outside the source tree
+DEFAULT_WHATIF = os.path.join(REPO, "build", "launcher", "whatif")
+
+# name -> (source file, description, item count for --smoke)
+PROGRAMS = {
+    "prodcons": ("prodcons.cpp", "1 producer -> 3 consumers, deque+mutex+condvar (cap 8)", 100),
+    "mutex4":   ("mutex4.cpp", "4 threads: non-critical work + mutex critical section", 40),
+    "forkjoin": ("forkjoin.c", "serial main + 2 pthreads created/joined each round", 40),
+    "libcall":  ("libcall.c", "single thread: libc calls (snprintf/memcpy/strlen) vs arithmetic", 60),
+    "sleepy":   ("sleepy.c", "compute + usleep(1000) loop, one thread", 80),
+    "pipeline": ("pipeline.c", "3-stage pipeline with POSIX semaphores", 100),
+    "helper":   ("helper.c", "line A inside noinline helper, line B in caller", 80),
+    "barrier":  ("barrier.c", "2 threads, barrier phases: unbalanced A, balanced B", 60),
+}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def find_lines(src_file):
+    """Return {'A': lineno, 'B': lineno} from the `// @line:X` markers."""
+    lines = {}
+    with open(os.path.join(SRC, src_file)) as f:
+        for no, text in enumerate(f, 1):
+            m = re.search(r"//\s*@line:([A-Z])\s*$", text)
+            if m:
+                lines[m.group(1)] = no
+    return lines
+
+
+def build():
+    log("building programs (make -C %s)" % HERE)
+    r = subprocess.run(["make", "-C", HERE, "-s", "BIN=" + BIN], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("build failed:\n" + r.stdout + r.stderr)
+
+
+def run_native(prog, args, timeout=120):
+    cmd = [os.path.join(BIN, prog)] + args
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed (rc %d): %s" % (" ".join(cmd), r.returncode, r.stderr))
+    m = re.search(r"elapsed_ns=(\d+)", r.stdout)
+    if not m:
+        raise RuntimeError("%s printed no elapsed_ns: %r" % (" ".join(cmd), r.stdout))
+    return int(m.group(1))
+
+
+def scale_arg(line_letter, scale):
+    return "scale%s=%g" % (line_letter, scale)
+
+
+def native_truth(prog, letters, s, reps, extra):
+    """Interleaved native runs: per rep, the baseline and each line's sped-up run, in a
+    rotating order. Returns (baseline median ns, {letter: (median ns, truth %)})."""
+    conds = [None] + list(letters)  # None = baseline
+    times = {c: [] for c in conds}
+    for rep in range(reps):
+        k = rep % len(conds)
+        for c in conds[k:] + conds[:k]:
+            args = list(extra) if c is None else [scale_arg(c, 1.0 - s / 100.0)] + list(extra)
+            times[c].append(run_native(prog, args))
+    base = statistics.median(times[None])
+    out = {}
+    for c in letters:
+        med = statistics.median(times[c])
+        out[c] = (med, 100.0 * (1.0 - med / base), times[c])
+    return base, times[None], out
+
+
+def parse_report_json(text, file_line, s):
+    d = json.loads(text)
+    want = "/" + file_line
+    for entry in d.get("lines", []):
+        name = entry.get("line", "")
+        if not (name == file_line or name.endswith(want)):
+            continue
+        for p in entry.get("points", []):
+            if p.get("name") != "item":
+                continue
+            # the curve point at the fixed speedup; fall back to `max`
+            for c in p.get("curve", []):
+                if abs(c.get("speedup", -1) - s / 100.0) < 1e-6 and c.get("program_speedup") is not None:
+                    return 100.0 * c["program_speedup"]
+            # no curve at all (other report version): use `max`; a curve without the
+            # sped-up point means no sped-up experiment finished, so no prediction
+            if "curve" not in p and p.get("max") is not None:
+                return 100.0 * p["max"]
+    return None
+
+
+def parse_report_text(text, file_line):
+    """Fallback: the `max` column of the text table (right-aligned, printed like +23.0%)."""
+    header = None
+    for row in text.splitlines():
+        if re.match(r"^#\s+line\b", row):
+            header = row
+            continue
+        if header and (file_line in row):
+            m = re.search(r"\bmax\b", header)
+            if not m:
+                return None
+            end = m.end()
+            ms = re.search(r"\bspeedups\b", header)
+            if ms:  # only the baseline measured: no prediction
+                for v in re.finditer(r"\d+", row):
+                    if abs(v.end() - ms.end()) <= 1 and int(v.group(0)) < 2:
+                        return None
+            for v in re.finditer(r"[+-]?\d+(?:\.\d+)?%", row):
+                if abs(v.end() - end) <= 1:
+                    return float(v.group(0).rstrip("%"))
+    return None
+
+
+def whatif_predict(whatif, prog, file_line, s, out_path, extra, run_args):
+    cmd = [whatif, "run", "-q", "-o", out_path, "--fixed-line", file_line,
+           "--fixed-speedup", str(int(s))] + run_args + ["---", os.path.join(BIN, prog)] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=HERE)
+    if r.returncode != 0:
+        raise RuntimeError("whatif run failed (rc %d): %s" % (r.returncode, r.stderr[-2000:]))
+    r = subprocess.run([whatif, "report", "--format", "json", out_path], capture_output=True, text=True)
+    if r.returncode == 0 and r.stdout.strip().startswith("{"):
+        try:
+            return parse_report_json(r.stdout, file_line, s)
+        except (ValueError, KeyError):
+            pass
+    r = subprocess.run([whatif, "report", out_path], capture_output=True, text=True)
+    return parse_report_text(r.stdout, file_line)
+
+
+def fmt(v, width=7, signed=True):
+    if v is None:
+        return "-".rjust(width)
+    return ("%+.1f" % v if signed else "%.1f" % v).rjust(width)
+
+
+def smoke(args, progs):
+    ok = True
+    for prog in progs:
+        src, desc, n_small = PROGRAMS[prog]
+        lines = find_lines(src)
+        extra = ["n=%d" % n_small]
+        try:
+            t1 = run_native(prog, extra)
+            tA = run_native(prog, [scale_arg("A", 1.0 - args.speedup / 100.0)] + extra)
+            letter = "A"
+            fl = "%s:%d" % (src, lines[letter])
+            out_path = os.path.join(args.out, "smoke_%s_%s.jsonl" % (prog, letter))
+            # short experiments so that a tiny run holds both baseline and sped-up ones
+            pred = whatif_predict(args.whatif, prog, fl, args.speedup, out_path, extra,
+                                  ["--experiment-length", "20"] + args.run_args)
+            log("smoke %-9s lines=%s native n=%d: %.0f ms (scaleA=%.2f: %.0f ms); whatif %s -> %s"
+                % (prog, ",".join("%s@%d" % kv for kv in sorted(lines.items())), n_small, t1 / 1e6,
+                   1 - args.speedup / 100.0, tA / 1e6, fl,
+                   "no prediction parsed (tiny run: maybe no sped-up experiment)" if pred is None
+                   else "%+.1f%%" % pred))
+        except Exception as e:  # noqa: BLE001
+            ok = False
+            log("smoke %-9s FAILED: %s" % (prog, e))
+    return 0 if ok else 1
+
+
+def main():
+    global BIN
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--programs", default=",".join(PROGRAMS), help="comma-separated subset of: " + ",".join(PROGRAMS))
+    ap.add_argument("--lines", default=None, help="restrict to these line letters, e.g. A or A,B")
+    ap.add_argument("--native-reps", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=3, help="whatif runs per line")
+    ap.add_argument("--speedup", type=float, default=60.0, help="line speedup s in percent")
+    ap.add_argument("--whatif", default=DEFAULT_WHATIF, help="launcher binary")
+    ap.add_argument("--out", default=os.path.join(REPO, "bench-out", "holdout"), help="directory for profiles and results")
+    ap.add_argument("--bindir", default=BIN, help="where the programs are built (default %(default)s)")
+    ap.add_argument("--run-arg", dest="run_args", action="append", default=[],
+                    help="extra argument passed to `whatif run` (repeatable), e.g. --run-arg=--pause=sleep")
+    ap.add_argument("--prog-arg", dest="prog_args", action="append", default=[],
+                    help="extra program argument for every run (repeatable), e.g. --prog-arg n=50 for a short test")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="tiny runs only: check that everything works")
+    args = ap.parse_args()
+    BIN = os.path.abspath(args.bindir)
+
+    progs = [p.strip() for p in args.programs.split(",") if p.strip()]
+    for p in progs:
+        if p not in PROGRAMS:
+            sys.exit("unknown program %s (known: %s)" % (p, ",".join(PROGRAMS)))
+    if not (0 < args.speedup <= 100) or args.speedup != int(args.speedup):
+        sys.exit("--speedup must be an integer percent in 1..100 (whatif --fixed-speedup takes integers)")
+    args.whatif = os.path.abspath(args.whatif)
+    args.out = os.path.abspath(args.out)
+    os.makedirs(args.out, exist_ok=True)
+    if not args.no_build:
+        build()
+    if args.smoke:
+        return smoke(args, progs)
+
+    want_letters = set(args.lines.split(",")) if args.lines else None
+    s = args.speedup
+    rows = []
+    t_start = time.time()
+    for prog in progs:
+        src, desc, _ = PROGRAMS[prog]
+        lines = find_lines(src)
+        letters = [c for c in sorted(lines) if want_letters is None or c in want_letters]
+        log("[%s] native truth: %d interleaved reps x %d conditions" % (prog, args.native_reps, len(letters) + 1))
+        base, base_times, truth = native_truth(prog, letters, s, args.native_reps, args.prog_args)
+        log("[%s] baseline median %.1f ms (min %.1f, max %.1f)"
+            % (prog, base / 1e6, min(base_times) / 1e6, max(base_times) / 1e6))
+        for c in letters:
+            fl = "%s:%d" % (src, lines[c])
+            preds = []
+            for r in range(args.reps):
+                out_path = os.path.join(args.out, "%s_%s_s%d_r%d.jsonl" % (prog, c, int(s), r))
+                try:
+                    p = whatif_predict(args.whatif, prog, fl, s, out_path, args.prog_args, args.run_args)
+                except Exception as e:  # noqa: BLE001
+                    log("[%s] line %s rep %d: %s" % (prog, c, r, e))
+                    p = None
+                log("[%s] line %s (%s) whatif rep %d: %s" % (prog, c, fl, r, "-" if p is None else "%+.1f%%" % p))
+                if p is not None:
+                    preds.append(p)
+            pred = statistics.median(preds) if preds else None
+            rows.append({
+                "program": prog, "line": c, "file_line": fl, "speedup": s,
+                "native_ms": base / 1e6, "truth": truth[c][1],
+                "truth_times_ms": [t / 1e6 for t in truth[c][2]],
+                "base_times_ms": [t / 1e6 for t in base_times],
+                "predictions": preds, "pred": pred,
+                "error": None if pred is None else pred - truth[c][1],
+                "spread": (min(preds), max(preds)) if preds else None,
+            })
+
+    print("whatif holdout: line speedup s=%g%%, native reps %d, whatif reps %d (%s)"
+          % (s, args.native_reps, args.reps, args.whatif))
+    print("%-9s %-4s %-16s %8s %8s %8s %8s  %s" % ("program", "line", "file:line", "base_ms", "truth", "pred", "error", "spread (min..max)"))
+    for r in rows:
+        spread = "-" if r["spread"] is None else "%+.1f..%+.1f" % r["spread"]
+        print("%-9s %-4s %-16s %8.1f %s %s %s  %s" % (r["program"], r["line"], r["file_line"], r["native_ms"],
+                                                   fmt(r["truth"], 8), fmt(r["pred"], 8), fmt(r["error"], 8), spread))
+    errs = [abs(r["error"]) for r in rows if r["error"] is not None]
+    if errs:
+        worst = max((r for r in rows if r["error"] is not None), key=lambda r: abs(r["error"]))
+        print("mean |error| = %.1f pp over %d lines; worst |error| = %.1f pp (%s line %s)"
+              % (statistics.mean(errs), len(errs), abs(worst["error"]), worst["program"], worst["line"]))
+    missing = [r for r in rows if r["pred"] is None]
+    if missing:
+        print("no prediction for: " + ", ".join("%s:%s" % (r["program"], r["line"]) for r in missing))
+    res_path = os.path.join(args.out, "results_s%d.json" % int(s))
+    with open(res_path, "w") as f:
+        json.dump({"speedup": s, "native_reps": args.native_reps, "reps": args.reps, "whatif": args.whatif,
+                   "wall_s": time.time() - t_start, "rows": rows}, f, indent=1)
+    log("results written to " + res_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
