@@ -37,6 +37,11 @@ PROGRAMS = {
     "pipeline": ("pipeline.c", "3-stage pipeline with POSIX semaphores", 100),
     "helper":   ("helper.c", "line A inside noinline helper, line B in caller", 80),
     "barrier":  ("barrier.c", "2 threads, barrier phases: unbalanced A, balanced B", 60),
+    "pipe2":    ("pipe2.cpp", "2-stage pipeline, deque+mutex+2 condvars (cap 4): 1.4 / 2 ms", 100),
+    "lock2":    ("lock2.c", "2 pthreads: 0.8 ms non-critical + 1.2 ms pthread_mutex section", 80),
+    "amdahl":   ("amdahl.c", "serial main 2 ms, then 2 workers x 2 ms between pthread_barriers", 50),
+    "sleeppace": ("sleeppace.c", "compute 1 ms + nanosleep 1 ms + compute 0.3 ms, one thread", 85),
+    "memsetl2": ("memsetl2.c", "single thread: memset of a 256 KiB buffer (A) vs arithmetic (B)", 95),
 }
 
 
