@@ -121,29 +121,6 @@ def parse_report_json(text, file_line, s):
     return None
 
 
-def parse_report_text(text, file_line):
-    """Fallback: the `max` column of the text table (right-aligned, printed like +23.0%)."""
-    header = None
-    for row in text.splitlines():
-        if re.match(r"^#\s+line\b", row):
-            header = row
-            continue
-        if header and (file_line in row):
-            m = re.search(r"\bmax\b", header)
-            if not m:
-                return None
-            end = m.end()
-            ms = re.search(r"\bspeedups\b", header)
-            if ms:  # only the baseline measured: no prediction
-                for v in re.finditer(r"\d+", row):
-                    if abs(v.end() - ms.end()) <= 1 and int(v.group(0)) < 2:
-                        return None
-            for v in re.finditer(r"[+-]?\d+(?:\.\d+)?%", row):
-                if abs(v.end() - end) <= 1:
-                    return float(v.group(0).rstrip("%"))
-    return None
-
-
 def whatif_predict(whatif, prog, file_line, s, out_path, extra, run_args):
     cmd = [whatif, "run", "-q", "-o", out_path, "--fixed-line", file_line,
            "--fixed-speedup", str(int(s))] + run_args + ["---", os.path.join(BIN, prog)] + list(extra)
@@ -151,13 +128,9 @@ def whatif_predict(whatif, prog, file_line, s, out_path, extra, run_args):
     if r.returncode != 0:
         raise RuntimeError("whatif run failed (rc %d): %s" % (r.returncode, r.stderr[-2000:]))
     r = subprocess.run([whatif, "report", "--format", "json", out_path], capture_output=True, text=True)
-    if r.returncode == 0 and r.stdout.strip().startswith("{"):
-        try:
-            return parse_report_json(r.stdout, file_line, s)
-        except (ValueError, KeyError):
-            pass
-    r = subprocess.run([whatif, "report", out_path], capture_output=True, text=True)
-    return parse_report_text(r.stdout, file_line)
+    if r.returncode != 0:
+        raise RuntimeError("whatif report failed (rc %d): %s" % (r.returncode, r.stderr[-2000:]))
+    return parse_report_json(r.stdout, file_line, s)
 
 
 def fmt(v, width=7, signed=True):
@@ -181,11 +154,11 @@ def smoke(args, progs):
             # short experiments so that a tiny run holds both baseline and sped-up ones
             pred = whatif_predict(args.whatif, prog, fl, args.speedup, out_path, extra,
                                   ["--experiment-length", "20"] + args.run_args)
-            log("smoke %-9s lines=%s native n=%d: %.0f ms (scaleA=%.2f: %.0f ms); whatif %s -> %s"
+            if pred is None:
+                raise RuntimeError("whatif gave no prediction for %s (no sped-up experiment?)" % fl)
+            log("smoke %-9s lines=%s native n=%d: %.0f ms (scaleA=%.2f: %.0f ms); whatif %s -> %+.1f%%"
                 % (prog, ",".join("%s@%d" % kv for kv in sorted(lines.items())), n_small, t1 / 1e6,
-                   1 - args.speedup / 100.0, tA / 1e6, fl,
-                   "no prediction parsed (tiny run: maybe no sped-up experiment)" if pred is None
-                   else "%+.1f%%" % pred))
+                   1 - args.speedup / 100.0, tA / 1e6, fl, pred))
         except Exception as e:  # noqa: BLE001
             ok = False
             log("smoke %-9s FAILED: %s" % (prog, e))
