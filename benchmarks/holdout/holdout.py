@@ -121,10 +121,19 @@ def parse_report_json(text, file_line, s):
     return None
 
 
+def parse_profiler(spec):
+    """`LAUNCHER[+VAR=VALUE ...]` (as benchmarks/causal/bench.py's --profilers): the launcher and the
+    environment variables its runs get."""
+    path, _, env = spec.partition("+")
+    variables = dict(item.split("=", 1) for item in env.split() if "=" in item)
+    return os.path.abspath(path), variables
+
+
 def whatif_predict(whatif, prog, file_line, s, out_path, extra, run_args):
+    whatif, variables = parse_profiler(whatif)
     cmd = [whatif, "run", "-q", "-o", out_path, "--fixed-line", file_line,
            "--fixed-speedup", str(int(s))] + run_args + ["---", os.path.join(BIN, prog)] + list(extra)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=HERE)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=HERE, env=dict(os.environ, **variables))
     if r.returncode != 0:
         raise RuntimeError("whatif run failed (rc %d): %s" % (r.returncode, r.stderr[-2000:]))
     r = subprocess.run([whatif, "report", "--format", "json", out_path], capture_output=True, text=True)
@@ -152,7 +161,7 @@ def smoke(args, progs):
             fl = "%s:%d" % (src, lines[letter])
             out_path = os.path.join(args.out, "smoke_%s_%s.jsonl" % (prog, letter))
             # short experiments so that a tiny run holds both baseline and sped-up ones
-            pred = whatif_predict(args.whatif, prog, fl, args.speedup, out_path, extra,
+            pred = whatif_predict(args.whatif[0], prog, fl, args.speedup, out_path, extra,
                                   ["--experiment-length", "20"] + args.run_args)
             if pred is None:
                 raise RuntimeError("whatif gave no prediction for %s (no sped-up experiment?)" % fl)
@@ -173,7 +182,10 @@ def main():
     ap.add_argument("--native-reps", type=int, default=7)
     ap.add_argument("--reps", type=int, default=3, help="whatif runs per line")
     ap.add_argument("--speedup", type=float, default=60.0, help="line speedup s in percent")
-    ap.add_argument("--whatif", default=DEFAULT_WHATIF, help="launcher binary")
+    ap.add_argument("--whatif", action="append", default=[],
+                    help="launcher binary, optionally with environment variables for its runs "
+                         "(LAUNCHER+VAR=VALUE ...); repeat to compare builds, whose runs are interleaved "
+                         "and judged against the same native truth (default %s)" % DEFAULT_WHATIF)
     ap.add_argument("--out", default=os.path.join(REPO, "bench-out", "holdout"), help="directory for profiles and results")
     ap.add_argument("--bindir", default=BIN, help="where the programs are built (default %(default)s)")
     ap.add_argument("--run-arg", dest="run_args", action="append", default=[],
@@ -191,7 +203,7 @@ def main():
             sys.exit("unknown program %s (known: %s)" % (p, ",".join(PROGRAMS)))
     if not (0 < args.speedup <= 100) or args.speedup != int(args.speedup):
         sys.exit("--speedup must be an integer percent in 1..100 (whatif --fixed-speedup takes integers)")
-    args.whatif = os.path.abspath(args.whatif)
+    args.whatif = args.whatif or [DEFAULT_WHATIF]
     args.out = os.path.abspath(args.out)
     os.makedirs(args.out, exist_ok=True)
     if not args.no_build:
@@ -213,43 +225,48 @@ def main():
             % (prog, base / 1e6, min(base_times) / 1e6, max(base_times) / 1e6))
         for c in letters:
             fl = "%s:%d" % (src, lines[c])
-            preds = []
+            preds = [[] for _ in args.whatif]
             for r in range(args.reps):
-                out_path = os.path.join(args.out, "%s_%s_s%d_r%d.jsonl" % (prog, c, int(s), r))
-                try:
-                    p = whatif_predict(args.whatif, prog, fl, s, out_path, args.prog_args, args.run_args)
-                except Exception as e:  # noqa: BLE001
-                    log("[%s] line %s rep %d: %s" % (prog, c, r, e))
-                    p = None
-                log("[%s] line %s (%s) whatif rep %d: %s" % (prog, c, fl, r, "-" if p is None else "%+.1f%%" % p))
-                if p is not None:
-                    preds.append(p)
-            pred = statistics.median(preds) if preds else None
-            rows.append({
-                "program": prog, "line": c, "file_line": fl, "speedup": s,
-                "native_ms": base / 1e6, "truth": truth[c][1],
-                "truth_times_ms": [t / 1e6 for t in truth[c][2]],
-                "base_times_ms": [t / 1e6 for t in base_times],
-                "predictions": preds, "pred": pred,
-                "error": None if pred is None else pred - truth[c][1],
-                "spread": (min(preds), max(preds)) if preds else None,
-            })
+                for w, whatif in enumerate(args.whatif):  # the builds interleaved, rep by rep
+                    out_path = os.path.join(args.out, "%s_%s_s%d_r%d%s.jsonl" % (prog, c, int(s), r, "_w%d" % w if w else ""))
+                    try:
+                        p = whatif_predict(whatif, prog, fl, s, out_path, args.prog_args, args.run_args)
+                    except Exception as e:  # noqa: BLE001
+                        log("[%s] line %s rep %d (%s): %s" % (prog, c, r, whatif, e))
+                        p = None
+                    log("[%s] line %s (%s) whatif %d rep %d: %s" % (prog, c, fl, w, r, "-" if p is None else "%+.1f%%" % p))
+                    if p is not None:
+                        preds[w].append(p)
+            for w, whatif in enumerate(args.whatif):
+                pred = statistics.median(preds[w]) if preds[w] else None
+                rows.append({
+                    "program": prog, "line": c, "file_line": fl, "speedup": s, "whatif": whatif,
+                    "native_ms": base / 1e6, "truth": truth[c][1],
+                    "truth_times_ms": [t / 1e6 for t in truth[c][2]],
+                    "base_times_ms": [t / 1e6 for t in base_times],
+                    "predictions": preds[w], "pred": pred,
+                    "error": None if pred is None else pred - truth[c][1],
+                    "spread": (min(preds[w]), max(preds[w])) if preds[w] else None,
+                })
 
-    print("whatif holdout: line speedup s=%g%%, native reps %d, whatif reps %d (%s)"
-          % (s, args.native_reps, args.reps, args.whatif))
-    print("%-9s %-4s %-16s %8s %8s %8s %8s  %s" % ("program", "line", "file:line", "base_ms", "truth", "pred", "error", "spread (min..max)"))
-    for r in rows:
-        spread = "-" if r["spread"] is None else "%+.1f..%+.1f" % r["spread"]
-        print("%-9s %-4s %-16s %8.1f %s %s %s  %s" % (r["program"], r["line"], r["file_line"], r["native_ms"],
-                                                   fmt(r["truth"], 8), fmt(r["pred"], 8), fmt(r["error"], 8), spread))
-    errs = [abs(r["error"]) for r in rows if r["error"] is not None]
-    if errs:
-        worst = max((r for r in rows if r["error"] is not None), key=lambda r: abs(r["error"]))
-        print("mean |error| = %.1f pp over %d lines; worst |error| = %.1f pp (%s line %s)"
-              % (statistics.mean(errs), len(errs), abs(worst["error"]), worst["program"], worst["line"]))
-    missing = [r for r in rows if r["pred"] is None]
-    if missing:
-        print("no prediction for: " + ", ".join("%s:%s" % (r["program"], r["line"]) for r in missing))
+    for w, whatif in enumerate(args.whatif):
+        print("whatif holdout: line speedup s=%g%%, native reps %d, whatif reps %d (%s)"
+              % (s, args.native_reps, args.reps, whatif))
+        print("%-9s %-4s %-16s %8s %8s %8s %8s  %s" % ("program", "line", "file:line", "base_ms", "truth", "pred", "error", "spread (min..max)"))
+        mine = [r for r in rows if r["whatif"] == whatif]
+        for r in mine:
+            spread = "-" if r["spread"] is None else "%+.1f..%+.1f" % r["spread"]
+            print("%-9s %-4s %-16s %8.1f %s %s %s  %s" % (r["program"], r["line"], r["file_line"], r["native_ms"],
+                                                       fmt(r["truth"], 8), fmt(r["pred"], 8), fmt(r["error"], 8), spread))
+        errs = [abs(r["error"]) for r in mine if r["error"] is not None]
+        if errs:
+            worst = max((r for r in mine if r["error"] is not None), key=lambda r: abs(r["error"]))
+            print("mean |error| = %.1f pp over %d lines; worst |error| = %.1f pp (%s line %s)"
+                  % (statistics.mean(errs), len(errs), abs(worst["error"]), worst["program"], worst["line"]))
+        missing = [r for r in mine if r["pred"] is None]
+        if missing:
+            print("no prediction for: " + ", ".join("%s:%s" % (r["program"], r["line"]) for r in missing))
+        print()
     res_path = os.path.join(args.out, "results_s%d.json" % int(s))
     with open(res_path, "w") as f:
         json.dump({"speedup": s, "native_reps": args.native_reps, "reps": args.reps, "whatif": args.whatif,

@@ -98,6 +98,7 @@ Config Config::from_environment() {
   config.follow_children = env(names::kFollowChildren) != nullptr;
   if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";
   if (const char* value = env(names::kContention)) config.contention = std::string(value) != "off";
+  if (const char* value = env(names::kPeriodJitter)) config.period_jitter = std::string(value) != "off";
   if (const char* value = env(names::kPause)) config.spin_pauses = std::string(value) != "sleep";
   config.lbr = env(names::kLbr) != nullptr && std::string(env(names::kLbr)) == "1";
   if (const char* value = env(names::kLbrDepth)) {

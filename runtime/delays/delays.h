@@ -111,6 +111,10 @@ struct LocalDelays {
   std::atomic<bool> busy{false};         ///< set while catch_up or self-crediting runs (re-entry guard;
                                          ///< the owning thread and its handlers only)
   std::atomic<uint64_t> paused_ns{0};    ///< total real time slept for delays (diagnostics)
+  /// Monotonic time of the thread's newest sample signal (its handler writes it; 0: none yet). A
+  /// thread sampled within the last few periods is running user code: only such a thread is
+  /// nudged (threads::NudgeTable), never one inside a system call that a signal would cut short.
+  std::atomic<uint64_t> last_sample_ns{0};
   /// Wall time per unit of this thread's CPU time recently, in permille, counting its run-queue
   /// waits (with sleeping pauses only those other processes caused; delays/contention.h); written
   /// by the profiler thread, or a forked child's forwarder. A sample
@@ -242,6 +246,11 @@ inline bool owes_while_running(const LocalDelays& local, uint64_t target) {
 /// its clock is raised to the global one (the waker executed those delays); otherwise (I/O,
 /// sleep, timeout) the delays that accrued while it was blocked are executed now.
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread);
+
+/// Owning thread: raises its clock to the global one, forgiving what it owes. A thread that waited
+/// for another thread (woken by it, or sampled spinning for it) owes nothing for the wait: the
+/// thread it waited for executed those delays, or ran the line (Coz's rule for blocking calls).
+WHATIF_SIGNAL_SAFE void credit_to_global(const GlobalDelays& global, LocalDelays& local);
 
 /// A sample of this thread fell in the selected line, so its own time already counts as one delay
 /// (minimal-delay optimisation, §3.4.3); others must catch up. The owning thread (for samples it

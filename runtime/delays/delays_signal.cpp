@@ -305,18 +305,19 @@ WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local,
     local.blocked_total_ns += os::monotonic_ns() - local.blocked_since_ns;
   }
   local.blocked.store(false, std::memory_order_release);
-  if (woken_by_thread) {
-    // Credited up to the global clock now: the waker executed those delays. A max, not an add of
-    // (now - global_before_block): the profiler credits samples late, so this thread's own samples
-    // may have raised both its clock and the global one while it slept, and adding would count
-    // them twice and push the global clock ahead of the real delays.
-    uint64_t now = global.global_ns.load(std::memory_order_acquire);
-    uint64_t mine = local.local_ns.load(std::memory_order_acquire);
-    while (mine < now &&
-           !local.local_ns.compare_exchange_weak(mine, now, std::memory_order_acq_rel, std::memory_order_acquire)) {
-    }
-  }
+  if (woken_by_thread) credit_to_global(global, local);
   catch_up(global, local);
+}
+
+WHATIF_SIGNAL_SAFE void credit_to_global(const GlobalDelays& global, LocalDelays& local) {
+  // A max, not an add of (now - global_before_block): the profiler credits samples late, so this
+  // thread's own samples may have raised both its clock and the global one while it waited, and
+  // adding would count them twice and push the global clock ahead of the real delays.
+  uint64_t now = global.global_ns.load(std::memory_order_acquire);
+  uint64_t mine = local.local_ns.load(std::memory_order_acquire);
+  while (mine < now &&
+         !local.local_ns.compare_exchange_weak(mine, now, std::memory_order_acq_rel, std::memory_order_acquire)) {
+  }
 }
 
 }  // namespace whatif::delays

@@ -102,6 +102,7 @@ void retire_thread(void* raw) {
     thread->exit_known = os::read_schedstat(thread->tid, thread->exit_run_ns, thread->exit_wait_ns);
   }
   delays::thread_exited(thread->delays);
+  threads::nudge_table().leave(thread);  // before retired: the profiler frees it after quiesce
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
 }
 
@@ -180,6 +181,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent, const de
   if (g_state->lbr) open_tracer(*thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
+  threads::nudge_table().enter(thread, os::sample_signal());
   return thread;
 }
 
@@ -347,6 +349,7 @@ void start() {
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   sampling::set_first_period(state.config.first_period_ns);
+  sampling::set_period_jitter(state.config.period_jitter);
   register_current_thread(nullptr, nullptr);
   g_function_counters.store(function_counters, std::memory_order_release);  // pairs with the hooks' acquire
   if (int result = state.profiler->start(); result != 0) {

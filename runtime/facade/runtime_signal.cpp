@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <ucontext.h>
 
 #include "os/os.h"
 #include "os/trap_breakpoint.h"
@@ -64,7 +65,10 @@ WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) 
   threads::ThreadState* thread = threads::current_thread();
   delays::GlobalDelays* delays = g_signal_delays.load(std::memory_order_acquire);
   if (thread != nullptr && delays != nullptr && thread->sampler && thread->sampler->on_signal(info, ucontext)) {
-    threads::settle_delays(*delays, *thread);
+    // The sampler's own signals (perf's POLL_IN/POLL_HUP, the timer's SI_TIMER), not a nudge (SI_TKILL).
+    if (info->si_code != SI_TKILL) thread->delays.last_sample_ns.store(os::monotonic_ns(), std::memory_order_relaxed);
+    const auto* context = static_cast<const ucontext_t*>(ucontext);
+    threads::settle_delays(*delays, *thread, static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]));
   }
   if (thread != nullptr && thread->tracer) thread->tracer->on_sample(ucontext);
   errno = saved_errno;

@@ -22,6 +22,23 @@ WHATIF_SIGNAL_SAFE void PerfSampler::settle_first_period() {
   errno = saved_errno;
 }
 
+WHATIF_SIGNAL_SAFE void PerfSampler::next_period() {
+  if (!jitter_ || period_ns_ < 2) {
+    settle_first_period();
+    return;
+  }
+  first_period_pending_.store(false, std::memory_order_relaxed);  // this sets the period from now on
+  uint64_t x = jitter_state_;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  jitter_state_ = x;
+  uint64_t period = period_ns_ / 2 + x % period_ns_;
+  int saved_errno = errno;  // a handler must not change the interrupted code's errno
+  invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
+  errno = saved_errno;
+}
+
 WHATIF_SIGNAL_SAFE void PerfSampler::copy_out(uint64_t position, void* out, std::size_t bytes) const {
   const auto* data = static_cast<const unsigned char*>(ring_) + (mapping_bytes_ - ring_bytes_);
   std::size_t start = static_cast<std::size_t>(position & (ring_bytes_ - 1));

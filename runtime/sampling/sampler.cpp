@@ -11,9 +11,11 @@ namespace whatif::sampling {
 
 namespace {
 std::atomic<uint64_t> g_first_period_ns{0};
+std::atomic<bool> g_period_jitter{true};
 }  // namespace
 
 void set_first_period(uint64_t first_ns) { g_first_period_ns.store(first_ns, std::memory_order_relaxed); }
+void set_period_jitter(bool jitter) { g_period_jitter.store(jitter, std::memory_order_relaxed); }
 
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
   if (period_ns < 2) return period_ns;
@@ -32,6 +34,7 @@ int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/false,
                           first_period_ns(period_ns, tid));
   if (result != 0) return result;
+  perf_.set_jitter(g_period_jitter.load(std::memory_order_relaxed), os::monotonic_ns() ^ (static_cast<uint64_t>(tid) << 40));
   pause_.add(perf_.fd());
   // Best effort: without it the thread is sampled in user mode only. Its records go to the user
   // sampler's ring: one mapping per thread, not two.

@@ -27,6 +27,9 @@ uint64_t first_period_ns(uint64_t period_ns, pid_t tid);
 /// Start-up, before any thread samples (WHATIF_FIRST_PERIOD_NS): every thread's first period is
 /// `first_ns` instead of a random one (0: random again).
 void set_first_period(uint64_t first_ns);
+/// Start-up, before any thread samples (WHATIF_PERIOD_JITTER): whether perf_event samplers draw
+/// each period at random (os::PerfSampler::next_period). On by default.
+void set_period_jitter(bool jitter);
 
 class ThreadSampler {
  public:

@@ -26,9 +26,10 @@ WHATIF_SIGNAL_SAFE bool counts_as_program(const os::RawSample& sample) {
 WHATIF_SIGNAL_SAFE bool PerfThreadSampler::on_signal(const siginfo_t* info, void*) {
   // The kernel signals after kSamplesPerSignal samples (si_code POLL_IN/POLL_HUP from O_ASYNC).
   if (info->si_code == SI_TIMER) return false;
-  // The first sample was at a random phase; the rest a period apart. Only perf's own signal: a
-  // wake-up from the runtime (a drain's tgkill) before that sample would restart the count.
-  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) perf_.settle_first_period();
+  // The first sample was at a random phase; each next one a random period later (or a whole period
+  // without jitter). Only perf's own signal: a wake-up from the runtime (a drain's tgkill) before
+  // that sample would restart the count.
+  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) perf_.next_period();
   return true;
 }
 

@@ -15,7 +15,15 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 
 /// Owning thread, normal or signal context: scans and credits its unscanned samples whose IP is
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
-WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread);
+/// `interrupted_ip` (signal context: where the handler interrupted the program; 0 elsewhere): a
+/// thread interrupted in a spin-wait is waiting for another thread, as a blocked one is, so it is
+/// credited what it owes instead of pausing (spin_wait_at).
+WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip = 0);
+
+/// Whether x86's `pause` (F3 90) is within a few instructions of `ip` (on its page): the spin-wait
+/// hint of user-space spin locks, barriers and flags (C11 atomics, glibc's pthread_spin_lock,
+/// libgomp's and TBB's waits). `ip` must be an address of mapped code. Pure.
+WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip);
 
 /// Profiler thread: whether it must credit a drained sample of the selected line. The owning thread
 /// already credited the samples it scanned itself whose IP is in the published ranges

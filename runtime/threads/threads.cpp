@@ -3,6 +3,7 @@
 #include "threads/threads.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -30,6 +31,47 @@ delays::SchedWindow exit_demand(ThreadState& thread) {
   delays::SchedWindow since;
   if (thread.exit_known) advance_schedstat(thread, thread.exit_run_ns, thread.exit_wait_ns, since);
   return since;
+}
+
+NudgeTable& nudge_table() {
+  static NudgeTable table;
+  return table;
+}
+
+void NudgeTable::enter(ThreadState* state, int signal) {
+  signal_.store(signal, std::memory_order_relaxed);
+  pid_.store(getpid(), std::memory_order_relaxed);
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    ThreadState* expected = nullptr;
+    if (slots_[i].compare_exchange_strong(expected, state, std::memory_order_acq_rel)) {
+      state->nudge_slot = static_cast<int>(i);
+      uint32_t end = end_.load(std::memory_order_relaxed);
+      while (end < i + 1 && !end_.compare_exchange_weak(end, i + 1, std::memory_order_acq_rel)) {
+      }
+      return;
+    }
+  }
+  // Full: the thread pays at its own samples, as every thread did before prompt payment.
+}
+
+void NudgeTable::leave(ThreadState* state) {
+  if (state->nudge_slot < 0) return;
+  slots_[state->nudge_slot].store(nullptr, std::memory_order_seq_cst);
+  state->nudge_slot = -1;
+}
+
+void NudgeTable::quiesce() const {
+  // seq_cst pairs with nudge_owing's increment: a reader that loaded a slot before leave() cleared
+  // it is counted here; one that starts after sees the slot empty.
+  while (readers_.load(std::memory_order_seq_cst) != 0) sched_yield();
+}
+
+void NudgeTable::keep_only(const ThreadState* survivor) {
+  pid_.store(getpid(), std::memory_order_relaxed);
+  readers_.store(0, std::memory_order_relaxed);  // a nudge in flight in another thread did not fork
+  for (auto& slot : slots_) {
+    if (slot.load(std::memory_order_relaxed) != survivor) slot.store(nullptr, std::memory_order_relaxed);
+  }
 }
 
 void ThreadRegistry::lock() {
@@ -60,6 +102,7 @@ void ThreadRegistry::take_retired(std::vector<ThreadState*>& out) {
   out.insert(out.end(), retired, threads_.end());
   threads_.erase(retired, threads_.end());
   unlock();
+  if (!out.empty()) nudge_table().quiesce();  // the caller frees them next
 }
 
 void ThreadRegistry::keep_only(ThreadState* survivor) {
@@ -67,6 +110,7 @@ void ThreadRegistry::keep_only(ThreadState* survivor) {
   threads_.clear();
   if (survivor != nullptr) threads_.push_back(survivor);
   unlock();
+  nudge_table().keep_only(survivor);
 }
 
 }  // namespace whatif::threads

@@ -44,7 +44,40 @@ struct ThreadState {
   bool switches_known = false;      ///< profiler thread only: the two above hold a reading
   sampling::SwitchState sampler_switch;  ///< profiler thread only: the adaptive sampler's rule
   bool used_timer = false;     ///< profiler thread only: an adaptive sampler moved it to the timer once
+  int nudge_slot = -1;         ///< its slot in nudge_table(), or -1 (none: never nudged)
 };
+
+/// The process's registered threads by slot, for prompt payment: a thread whose sample in the
+/// selected line raised the global clock signals, from its handler, the others that owe, so that
+/// they pause now rather than at their own next sample (threads::credit_selected). A thread takes a
+/// slot when it registers and leaves it at exit, before it retires; whoever frees retired threads
+/// first waits until no nudge may still read them (quiesce).
+class NudgeTable {
+ public:
+  static constexpr uint32_t kSlots = 1024;
+  /// A thread whose newest sample is older than this (wall time) is not nudged: 3 of the default
+  /// 1-ms periods, so a running thread taking a jittered period, or a short run-queue wait, counts.
+  static constexpr uint64_t kRecentSampleNs = 3000000;
+  /// The registering thread (the signal and the process id are set here: a forked child's first).
+  void enter(ThreadState* state, int signal);
+  /// The exiting thread, before its `retired` store.
+  void leave(ThreadState* state);
+  /// Before freeing retired threads: waits for nudges in flight.
+  void quiesce() const;
+  /// Fork child only: forgets every slot but `survivor`'s.
+  void keep_only(const ThreadState* survivor);
+  /// Any thread, signal context too: signals every other thread in the table that is not inside a
+  /// blocking call and owes delay up to `target`. Returns how many it signalled.
+  WHATIF_SIGNAL_SAFE uint32_t nudge_owing(const ThreadState* self, uint64_t target) const;
+
+ private:
+  std::atomic<ThreadState*> slots_[kSlots] = {};
+  std::atomic<uint32_t> end_{0};  ///< one past the highest slot taken so far
+  std::atomic<int> signal_{0};
+  std::atomic<pid_t> pid_{0};
+  mutable std::atomic<uint32_t> readers_{0};
+};
+NudgeTable& nudge_table();
 
 /// The calling thread's state, or nullptr (not registered, retired, or a runtime thread).
 WHATIF_SIGNAL_SAFE ThreadState* current_thread();

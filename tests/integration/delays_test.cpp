@@ -294,6 +294,22 @@ TEST_F(Integration, AThreadWokenThroughARawFutexIsCreditedNotDelayed) {
   EXPECT_GT(delay_ratio(p), 0.9) << "the ping samples' delays were inserted";
 }
 
+TEST_F(Integration, AThreadSpinWaitingForTheLineIsCreditedNotDelayed) {
+  // Bug: a thread that waits in a user-space spin loop (a spin lock, a flag, a spinning barrier)
+  // makes no call whatif sees, so it paid the delays of the line it waited for at its samples:
+  // while it spun (the pause then ran past the hand-off) or, later, inside its own work. The
+  // suite's spin lock had its critical line predicted at 10% for 44%. Interrupted at a pause, it
+  // is waiting for another thread, and owes nothing for the wait, as a blocked thread woken by
+  // another does. Here it spins all the while `ping` runs, so it pauses for almost nothing.
+  Profile p = run_half_speedup_of("spin_pingpong", "ping", "1500");
+  ASSERT_GE(p.experiments.size(), 4u);
+  auto [paused, delay, recorded] = paused_and_delay(p);
+  ASSERT_TRUE(recorded) << "experiment records carry paused_ns";
+  ASSERT_GT(delay, 0) << "no delay inserted for the ping samples";
+  EXPECT_LT(paused, 0.5 * delay) << "the spinning thread slept " << paused / 1e6 << " ms paying delays of " << delay / 1e6
+                                 << " ms it did not owe";
+}
+
 TEST_F(Integration, ALibraryConstructorCallingSyscallBeforeTheRuntimeStartsWorks) {
   // Bug: the syscall(3) shim forwarded to an original it had not looked up yet, so a library
   // initialised before libwhatif.so (jemalloc, abseil and glog call syscall(SYS_gettid) in their

@@ -27,6 +27,22 @@ TEST_F(Unwind, TimeInMemsetGoesToTheCallingLine) {
   EXPECT_LE(in_memset / total, 0.75) << in_memset << " of " << total;
 }
 
+TEST_F(Integration, SamplesDoNotLockOntoACycleOfWholePeriods) {
+  // Bug: with a fixed 1-ms period, a thread whose work repeats every millisecond of its CPU time
+  // was sampled at the same point of its cycle every time, in whichever half the first sample's
+  // phase picked (the suite's spin lock: 1% to 36% of the samples in a line with half the time).
+  // Each period is now drawn at random around the mean.
+  std::string out = path("strobe.jsonl");
+  Exit r = whatif(out, {"--experiment-length", "20"}, {program("strobe"), "1500"});
+  ASSERT_EQ(r.status, 0) << r;
+  Profile profile = load_profile(out);
+  double first = samples_for(profile, marker_spec("strobe.c", "first"));
+  double second = samples_for(profile, marker_spec("strobe.c", "second"));
+  ASSERT_GT(first + second, 300) << "a 1.5 s run at 1 ms";
+  EXPECT_GT(first / (first + second), 0.38) << first << " against " << second << " samples";
+  EXPECT_LT(first / (first + second), 0.62) << first << " against " << second << " samples";
+}
+
 // Share of the samples that went to each of syscall_line.c's two lines.
 struct SyscallShares {
   double total = 0, read = 0, loop = 0;

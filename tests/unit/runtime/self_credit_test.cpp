@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <cstring>
 #include <memory>
 #include <set>
 
@@ -276,6 +277,47 @@ TEST(SettleDelays, NothingIsCreditedDuringABaseline) {
   thread.sampler->drain([](void* context, const os::RawSample& s) { *static_cast<bool*>(context) = s.owner_scanned; },
                         &scanned);
   EXPECT_FALSE(scanned) << "samples the thread did not act on stay the profiler's";
+}
+
+TEST(SpinWait, APauseWithinAFewInstructionsOfTheIpIsASpinWait) {
+  // A page of code: a spin lock's loop (pause; mov; xchg; test; jne) in the middle, and elsewhere
+  // an endbr64 (F3 0F 1E FA) and a rep movsb (F3 A4), whose F3 is not a pause.
+  alignas(4096) static uint8_t page[4096];
+  std::memset(page, 0x90, sizeof(page));  // nops
+  const uint8_t loop[] = {0xF3, 0x90, 0x89, 0xD0, 0x86, 0x05, 0, 0, 0, 0, 0x84, 0xC0, 0x75, 0xF2};
+  std::memcpy(page + 2000, loop, sizeof(loop));
+  const uint8_t other[] = {0xF3, 0x0F, 0x1E, 0xFA, 0xF3, 0xA4};
+  std::memcpy(page + 100, other, sizeof(other));
+  const auto at = [](std::size_t offset) { return reinterpret_cast<uint64_t>(page + offset); };
+  for (std::size_t offset : {2000, 2002, 2004, 2010, 2012}) EXPECT_TRUE(threads::spin_wait_at(at(offset))) << offset;
+  EXPECT_FALSE(threads::spin_wait_at(at(100))) << "endbr64";
+  EXPECT_FALSE(threads::spin_wait_at(at(104))) << "rep movsb";
+  EXPECT_FALSE(threads::spin_wait_at(at(2100))) << "far from the loop";
+  EXPECT_FALSE(threads::spin_wait_at(at(0))) << "nothing but nops from the page's first byte";
+  page[4094] = 0xF3;
+  EXPECT_TRUE(threads::spin_wait_at(at(4094))) << "a pause at the page's end";
+  page[4094] = 0x90;
+}
+
+TEST(SettleDelays, AThreadInterruptedInASpinWaitIsCreditedInsteadOfPausing) {
+  // The spin lock's waiter: another thread's samples in the line raised the global clock while it
+  // spun on the lock. Coz's rule for a blocked waiter applies: it owes nothing for the wait. The
+  // same thread interrupted in ordinary code pays.
+  alignas(4096) static uint8_t code[4096];
+  std::memset(code, 0x90, sizeof(code));
+  code[1000] = 0xF3;  // pause at 1000
+  delays::GlobalDelays global;
+  threads::ThreadState waiter;
+  waiter.sampler = std::make_unique<FakeSampler>();
+  start_experiment(global, 2 * kMs, 0x1000, 0x1100);
+  global.global_ns.store(global.epoch_start_ns.load() + 2 * kMs);  // the holder's sample in the line
+  threads::settle_delays(global, waiter, reinterpret_cast<uint64_t>(code + 1002));
+  EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load()) << "credited";
+  EXPECT_EQ(waiter.delays.paused_ns.load(), 0u) << "without a pause";
+  global.global_ns.fetch_add(kMs / 2);
+  threads::settle_delays(global, waiter, reinterpret_cast<uint64_t>(code + 3000));
+  EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load());
+  EXPECT_GE(waiter.delays.paused_ns.load(), kMs / 4) << "outside a spin-wait it pays";
 }
 
 }  // namespace
