@@ -196,6 +196,7 @@ std::string Config::options_json() const {
       {"instructions", instruction_counts},
       {"contention", contention},
       {"spin_pauses", spin_pauses},
+      {"period_jitter", period_jitter},
       {"lbr", lbr},
       {"lbr_depth", lbr_depth},
       {"lbr_every", lbr_every},

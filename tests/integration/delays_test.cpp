@@ -275,6 +275,17 @@ TEST_F(Integration, LockHandOffCreditsTheHoldersSampleBeforeTheWaiterWakes) {
   EXPECT_LT(ratio, 1.05) << "delays were counted twice";
 }
 
+/// A ping-pong program's profile with its `ping` line sped up by 50%: the partner waits (however
+/// it does) while `ping` runs, so it is credited, not paused: it sleeps for under half the delay.
+void expect_ping_partner_credited(const Profile& p) {
+  EXPECT_GE(p.experiments.size(), 4u);
+  auto [paused, delay, recorded] = paused_and_delay(p);
+  EXPECT_TRUE(recorded) << "experiment records carry paused_ns";
+  EXPECT_GT(delay, 0) << "no delay inserted for the ping samples";
+  EXPECT_LT(paused, 0.5 * delay) << "the waiting thread slept " << paused / 1e6 << " ms paying delays of " << delay / 1e6
+                                 << " ms it did not owe";
+}
+
 TEST_F(Integration, AThreadWokenThroughARawFutexIsCreditedNotDelayed) {
   // Bug: C++20 atomic waits, std::latch and Rust's std Mutex/Condvar/parking block in
   // syscall(SYS_futex), which whatif did not see: a thread woken that way paid every delay that
@@ -282,15 +293,10 @@ TEST_F(Integration, AThreadWokenThroughARawFutexIsCreditedNotDelayed) {
   // down in real time by the delays (periods x1.19-1.32) and was predicted at 0% (+-8) instead of
   // about 37%. Woken by the other thread, it owes nothing: nobody pauses at all (the paused time,
   // not the rounds' real pace, which a loaded test machine blurs).
-  Profile p = run_half_speedup_of("futex_pingpong", "ping", "1500");
-  ASSERT_GE(p.experiments.size(), 4u);
-  auto [paused, delay, recorded] = paused_and_delay(p);
-  ASSERT_TRUE(recorded) << "experiment records carry paused_ns";
-  ASSERT_GT(delay, 0) << "no delay inserted for the ping samples";
   // Samples the profiler credits a tick late still leak a little, more on a loaded machine (up to
   // a fifth with the tests running two at a time); without the fix the partner pays about all of it.
-  EXPECT_LT(paused, 0.5 * delay) << "the woken thread slept " << paused / 1e6 << " ms paying delays of " << delay / 1e6
-                                 << " ms it did not owe";
+  Profile p = run_half_speedup_of("futex_pingpong", "ping", "1500");
+  expect_ping_partner_credited(p);
   EXPECT_GT(delay_ratio(p), 0.9) << "the ping samples' delays were inserted";
 }
 
@@ -301,13 +307,7 @@ TEST_F(Integration, AThreadSpinWaitingForTheLineIsCreditedNotDelayed) {
   // suite's spin lock had its critical line predicted at 10% for 44%. Interrupted at a pause, it
   // is waiting for another thread, and owes nothing for the wait, as a blocked thread woken by
   // another does. Here it spins all the while `ping` runs, so it pauses for almost nothing.
-  Profile p = run_half_speedup_of("spin_pingpong", "ping", "1500");
-  ASSERT_GE(p.experiments.size(), 4u);
-  auto [paused, delay, recorded] = paused_and_delay(p);
-  ASSERT_TRUE(recorded) << "experiment records carry paused_ns";
-  ASSERT_GT(delay, 0) << "no delay inserted for the ping samples";
-  EXPECT_LT(paused, 0.5 * delay) << "the spinning thread slept " << paused / 1e6 << " ms paying delays of " << delay / 1e6
-                                 << " ms it did not owe";
+  expect_ping_partner_credited(run_half_speedup_of("spin_pingpong", "ping", "1500"));
 }
 
 TEST_F(Integration, ALibraryConstructorCallingSyscallBeforeTheRuntimeStartsWorks) {

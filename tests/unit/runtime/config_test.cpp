@@ -69,6 +69,16 @@ TEST_F(ConfigTest, AFirstSamplingPeriodForTestsIsWithinOnePeriod) {
   unsetenv("WHATIF_FIRST_PERIOD_NS");
 }
 
+TEST_F(ConfigTest, SamplingPeriodsAreRandomUnlessTurnedOffAndTheProfileSaysWhich) {
+  EXPECT_TRUE(Config::from_environment().period_jitter);
+  EXPECT_NE(Config::from_environment().options_json().find("\"period_jitter\":true"), std::string::npos);
+  setenv("WHATIF_PERIOD_JITTER", "off", 1);
+  Config config = Config::from_environment();
+  EXPECT_FALSE(config.period_jitter);
+  EXPECT_NE(config.options_json().find("\"period_jitter\":false"), std::string::npos) << config.options_json();
+  unsetenv("WHATIF_PERIOD_JITTER");
+}
+
 TEST_F(ConfigTest, OptionsJsonReplacesBytesThatAreNotUtf8) {
   // A file name with byte 0xff: a strict dump throws during start-up and ends in std::terminate.
   setenv("WHATIF_FIXED_LINE", "caf\xff.c:12", 1);
