@@ -116,13 +116,17 @@ class PerfSampler {
   /// sample is a whole period apart (PERF_EVENT_IOC_PERIOD restarts the count at the call, which
   /// in the handler is right after the first sample). Once only.
   WHATIF_SIGNAL_SAFE void settle_first_period();
-  /// The sampled thread's handler, after each of its samples, when the sampler jitters (jitter()):
-  /// the next sample comes after a period drawn uniformly from [period/2, 3 period/2), so that its
+  /// The sampled thread's handler, after each of its samples, when the sampler jitters (set_jitter):
+  /// the next sample comes after a period drawn uniformly from [3 period/4, 5 period/4), so that its
   /// mean stays the period. A fixed period strobes a program whose threads repeat a cycle of a whole
   /// number of periods: each sample lands at the same point of the cycle, and which point depends
   /// on the run (a spin lock's 1-ms cycle, 50% in its critical line, got 1% to 36% of the samples
   /// there; `perf record -c 1000000` shows the same). Random periods make the samples' times a
-  /// renewal process, whose points fall uniformly over any cycle.
+  /// renewal process, whose points fall uniformly over any cycle. Periods from [P/2, 3P/2) did as
+  /// well against strobing, but the samples two threads take in the same millisecond then differed
+  /// more, and the thread behind paid the difference: two threads running a line between barriers
+  /// came out 4 points low (2 with the narrower range). Re-drawing only every 8th period left the
+  /// phase free to lock again in between (a spin lock's line: 39% to 51% of the samples for 50%).
   WHATIF_SIGNAL_SAFE void next_period();
   /// Before enable: whether next_period draws random periods (seeded by `seed`) or keeps the period.
   void set_jitter(bool jitter, uint64_t seed) {

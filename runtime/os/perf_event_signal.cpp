@@ -33,7 +33,7 @@ WHATIF_SIGNAL_SAFE void PerfSampler::next_period() {
   x ^= x >> 7;
   x ^= x << 17;
   jitter_state_ = x;
-  uint64_t period = period_ns_ / 2 + x % period_ns_;
+  uint64_t period = period_ns_ - period_ns_ / 4 + x % (period_ns_ / 2);
   int saved_errno = errno;  // a handler must not change the interrupted code's errno
   invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
   errno = saved_errno;
