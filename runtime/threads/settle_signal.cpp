@@ -53,13 +53,15 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip) {
   // A spin-wait loop is a few instructions around its pause (the lock's exchange or the flag's
   // load, a test, the branch back), and an interrupt lands on any of them: look for the pause up to
-  // kBefore bytes back and kAfter ahead, within ip's page (the only page known mapped).
+  // kBefore bytes back and kAfter ahead, within ip's page (the only page known mapped). Read
+  // through the kernel: code may be mapped execute-only, and a fault here would kill the program.
   constexpr uint64_t kBefore = 24, kAfter = 8, kPage = 4096;
   constexpr uint8_t kRep = 0xF3, kNop = 0x90;  // pause = rep nop
   const uint64_t page = ip & ~(kPage - 1);
   const uint64_t begin = ip - page >= kBefore ? ip - kBefore : page;
   const uint64_t end = ip + kAfter + 2 <= page + kPage ? ip + kAfter + 2 : page + kPage;
-  const auto* code = reinterpret_cast<const volatile uint8_t*>(begin);
+  uint8_t code[kBefore + kAfter + 2];
+  if (end <= begin || !os::read_memory(begin, code, end - begin)) return false;
   for (uint64_t i = 0; begin + i + 1 < end; ++i) {
     if (code[i] == kRep && code[i + 1] == kNop) return true;
   }
