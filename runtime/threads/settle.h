@@ -22,7 +22,8 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
 
 /// Whether x86's `pause` (F3 90) is within a few instructions of `ip` (on its page): the spin-wait
 /// hint of user-space spin locks, barriers and flags (C11 atomics, glibc's pthread_spin_lock,
-/// libgomp's and TBB's waits). `ip` must be an address of mapped code. Pure.
+/// TBB's waits). Reads the code through the kernel (os::read_memory): any `ip` is safe, and an
+/// unreadable one is no spin-wait.
 WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip);
 
 /// Profiler thread: whether it must credit a drained sample of the selected line. The owning thread
