@@ -175,6 +175,8 @@ class PerfSampler {
   std::atomic<bool> first_period_pending_{false};
   bool jitter_ = false;
   uint64_t jitter_state_ = 1;  ///< xorshift64 state; the sampled thread's handler only
+  uint64_t last_count_ = 0;    ///< the event's count at the last next_period (0: unknown); handler only
+  uint64_t last_period_ = 0;   ///< the period set then; handler only
   std::unique_ptr<unsigned char[]> stack_;  // kStackBytes, when samples carry stacks
   UserStack user_;                          // the drained sample's registers and stack
 };

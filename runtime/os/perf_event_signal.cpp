@@ -33,9 +33,23 @@ WHATIF_SIGNAL_SAFE void PerfSampler::next_period() {
   x ^= x >> 7;
   x ^= x << 17;
   jitter_state_ = x;
-  uint64_t period = period_ns_ - period_ns_ / 4 + x % (period_ns_ / 2);
+  const uint64_t drawn = period_ns_ - period_ns_ / 4 + x % (period_ns_ / 2);
   int saved_errno = errno;  // a handler must not change the interrupted code's errno
+  // The ioctl restarts the count from now, so the time since the overflow (the signal's delivery,
+  // about 25 us in a VM) would fall outside every period: 2.5% fewer samples than the CPU time says,
+  // and every line's delay 2.5% short. The event's own count (task time while it was enabled, so
+  // not a spinning pause's) says how far past the last period's end this sample came; the next
+  // period is shortened by that much, so that overflow to overflow is the drawn period.
+  uint64_t count = 0, late = 0;
+  const bool counted = invoke_syscall(SYS_read, fd_, &count, sizeof(count)) == static_cast<long>(sizeof(count));
+  if (counted && last_count_ != 0 && count > last_count_ && last_period_ != 0) {
+    uint64_t since = count - last_count_;
+    late = since >= last_period_ ? (since - last_period_) % last_period_ : 0;  // whole skipped periods drop out
+  }
+  uint64_t period = drawn - (late < drawn / 2 ? late : drawn / 2);
   invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
+  last_count_ = counted ? count : 0;
+  last_period_ = period;
   errno = saved_errno;
 }
 
