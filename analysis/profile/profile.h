@@ -47,6 +47,9 @@ struct Experiment {
   double delay_ns = -1;              ///< delay inserted during it (whatif only), or -1
   double total_samples = -1;         ///< all in-scope samples during it (whatif only), or -1
   double paused_ns = -1;             ///< real time threads slept paying delays during it, or -1
+  double cpu_ns = -1;                ///< the program's CPU time during it (whatif's spins not), or -1
+  double spin_wait_ns = -1;          ///< of it, sampled at spin-waits, or -1
+  int cpus = -1;                     ///< the CPUs the program could use, or -1
   /// The `effective_duration_ns` field as written (clamped at 0), or -1: effective_duration_ns above
   /// keeps its sign. Whatif only.
   double written_effective_duration_ns = -1;

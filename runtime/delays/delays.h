@@ -53,6 +53,9 @@ struct GlobalDelays {
   /// Real time all threads (of the process tree) have slept paying delays: how much the virtual
   /// speedup really paused the program, beside global_ns, what it asked for (diagnostics).
   std::atomic<uint64_t> paused_ns{0};
+  /// CPU time all threads (of the process tree) have spun paying delays: whatif's, not the
+  /// program's, in the CPU time an experiment records (profile::ExperimentRecord::cpu_ns).
+  std::atomic<uint64_t> spun_cpu_ns{0};
   /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run.
   std::atomic<bool> spin_pauses{true};
   /// Written by the root's profiler every 20 ms: the program's threads, its forked children's

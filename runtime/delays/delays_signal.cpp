@@ -283,6 +283,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
         }
         spinning.stop_sampling();
         uint64_t spun = os::spin_cpu_ns(request * kNoContention / permille);
+        global.spun_cpu_ns.fetch_add(spun, std::memory_order_relaxed);
         slept = spun * permille / kNoContention;  // the wall time it stands for
       } else {
         slept = os::sleep_ns(request);

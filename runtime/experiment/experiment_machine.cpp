@@ -22,6 +22,16 @@ uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewes
   return current_ns;
 }
 
+uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double speedup, const CpuWork& work) {
+  double virtual_cpu = static_cast<double>(work.cpu_ns) - static_cast<double>(work.spin_wait_ns) -
+                       speedup * static_cast<double>(work.line_ns);
+  if (!(virtual_cpu > 0) || work.cpus <= 0) return delay_ns;
+  double bound = virtual_cpu / work.cpus;
+  double most = static_cast<double>(duration_ns) - bound;
+  if (most <= 0) return 0;
+  return std::min(delay_ns, static_cast<uint64_t>(most));
+}
+
 ExperimentMachine::ExperimentMachine(MachineSettings settings, uint64_t seed)
     : settings_(settings), random_(seed), allocator_(settings.adaptive), length_ns_(settings.min_length_ns) {}
 

@@ -34,6 +34,23 @@ uint64_t fewest_visits(const std::vector<profile::PointResult>& points);
 /// once some experiment has seen a progress visit.
 uint64_t next_length_ns(uint64_t current_ns, uint64_t minimum_ns, uint64_t fewest);
 
+/// What the program did during an experiment, beside the delay it counts (the profiler measures it).
+struct CpuWork {
+  uint64_t cpu_ns = 0;        ///< the program's CPU time (its threads and forked children), whatif's spins not
+  uint64_t spin_wait_ns = 0;  ///< of it, sampled at spin-waits (threads::spin_wait_at)
+  uint64_t line_ns = 0;       ///< of it, sampled in the selected line
+  int cpus = 1;               ///< the CPUs the program may use
+};
+
+/// The delay an experiment may count: at most its duration less the CPU bound. A program cannot
+/// run faster than its CPU work over the CPUs it may use, and in the virtual speedup's program that
+/// work is the measured CPU time, less speedup × the line's share, less its spin-waits (which would
+/// shrink too, so the bound stays a bound). A delay beyond that is time the experiment's threads
+/// did not lose: a paused thread's CPU went to one that would have waited for it (a 3-thread
+/// pipeline on 2 CPUs, bound by its middle stage, was predicted at +53% for the stage where CPU
+/// time allows +38%, and +34% came true).
+uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double speedup, const CpuWork& work);
+
 /// What the machine's options fix; everything else it decides.
 struct MachineSettings {
   bool fixed_line = false;                    ///< --fixed-line: every experiment is on that line

@@ -364,6 +364,7 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
   if (context_.config->instruction_counts) instructions_.add(sample.ip, sample.weight);
   int32_t id = attributor_.attribute_sample(sample);
   if (id < 0) return;
+  if (at_spin_wait(sample.ip)) spin_wait_samples_ += sample.weight;
   Line& line = attributor_.line(id);
   line.samples += sample.weight;
   if (line.sampled_point >= 0) sampled_counts_[static_cast<std::size_t>(line.sampled_point)] += sample.weight;
@@ -451,6 +452,9 @@ void Profiler::begin_measuring(uint64_t now) {
     delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
   }
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
+  cpu_at_start_ = program_cpu_ns();
+  spin_wait_at_start_ = spin_wait_samples_;
+  cpu_at_end_ = spin_wait_at_end_ = 0;
   points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
   sampled_at_start_ = sampled_counts_;
@@ -473,6 +477,7 @@ void Profiler::publish_selected_ranges(int32_t line) {
 void Profiler::begin_draining(uint64_t now) {
   delays::GlobalDelays& delays = *context_.delays;
   delays.delay_size_ns.store(0, std::memory_order_release);
+  end_cpu_work();  // the drain adds no delay, and the machine counts no samples in it
   if (delays.oversubscribed.load(std::memory_order_relaxed)) {
     // No drain: a spinning pause keeps its thread's CPU share, so paying a debt of d takes about d
     // of wall time, and with several threads per CPU every drain ran its 10-ms limit, its time and
@@ -547,6 +552,17 @@ void Profiler::finish_experiment(uint64_t now) {
   record.total_samples = machine_.total_samples();
   record.elapsed_ns = now - context_.start_ns;
   record.paused_ns = delays.paused_ns.load(std::memory_order_relaxed) - paused_at_start_;
+  const uint64_t period = config.sampling_period_ns;
+  if (cpu_at_end_ == 0) end_cpu_work();
+  experiment::CpuWork work;
+  work.cpu_ns = cpu_at_end_ - std::min(cpu_at_end_, cpu_at_start_);
+  work.spin_wait_ns = (spin_wait_at_end_ - spin_wait_at_start_) * period;
+  work.line_ns = record.selected_samples * period;
+  work.cpus = usable_cpus_;
+  record.cpu_ns = work.cpu_ns;
+  record.spin_wait_ns = work.spin_wait_ns;
+  record.cpus = work.cpus;
+  record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
     for (const Line& line : attributor_.lines()) {
@@ -568,6 +584,33 @@ void Profiler::finish_experiment(uint64_t now) {
   outcome.progress_seen = progress_seen();
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
+}
+
+uint64_t Profiler::program_cpu_ns() {
+  // The process's CPU time less the profiler thread's (this one) and the spins of pauses; the
+  // children's as their forwarders last reported it.
+  uint64_t own = os::process_cpu_ns(), mine = os::thread_cpu_ns();
+  uint64_t spun = context_.delays->spun_cpu_ns.load(std::memory_order_relaxed);
+  uint64_t children = context_.tree != nullptr ? context_.tree->children_run_ns() : 0;
+  uint64_t whatif = mine + spun;
+  return (own > whatif ? own - whatif : 0) + children;
+}
+
+void Profiler::end_cpu_work() {
+  cpu_at_end_ = program_cpu_ns();
+  spin_wait_at_end_ = spin_wait_samples_;
+}
+
+bool Profiler::at_spin_wait(uint64_t ip) {
+  auto [it, inserted] = spin_wait_ips_.try_emplace(ip, false);
+  if (inserted) {
+    if (spin_wait_ips_.size() > kMaxSpinWaitIps) {  // a JIT or a huge program: start over
+      spin_wait_ips_.clear();
+      it = spin_wait_ips_.try_emplace(ip, false).first;
+    }
+    it->second = threads::spin_wait_at(ip);
+  }
+  return it->second;
 }
 
 bool Profiler::progress_seen() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -117,6 +118,14 @@ class Profiler {
   void update_schedstat(uint64_t now);
   /// Whether any progress point has been visited since the start, in or between experiments.
   bool progress_seen() const;
+  /// The program's CPU time so far: its threads' and forked children's, not whatif's (the profiler
+  /// thread's, which calls it, nor the spins of pauses). Only differences mean anything.
+  uint64_t program_cpu_ns();
+  /// Notes the CPU work at the end of the measured part (the drain's start, or the experiment's end).
+  void end_cpu_work();
+  /// Whether `ip` is at a spin-wait (threads::spin_wait_at), cached per IP.
+  bool at_spin_wait(uint64_t ip);
+  static constexpr std::size_t kMaxSpinWaitIps = 1 << 16;
   /// The adaptive sampler's rule for one thread, from its CPU time (schedstat, `run_ns`; the
   /// thread's previous reading is still in its state) and its voluntary context switches.
   void update_sampler(threads::ThreadState& thread, uint64_t run_ns);
@@ -147,6 +156,12 @@ class Profiler {
   // The current experiment's runtime side (the machine holds its decisions).
   uint64_t global_delay_at_start_ = 0;
   uint64_t paused_at_start_ = 0;  // GlobalDelays::paused_ns then
+  uint64_t cpu_at_start_ = 0;     // program_cpu_ns() then
+  uint64_t spin_wait_at_start_ = 0;  // spin_wait_samples_ then
+  uint64_t cpu_at_end_ = 0;         // program_cpu_ns() when the measured part ended (0: not yet)
+  uint64_t spin_wait_at_end_ = 0;   // spin_wait_samples_ then
+  uint64_t spin_wait_samples_ = 0;   // samples (weighted) at a spin-wait since the start
+  std::unordered_map<uint64_t, bool> spin_wait_ips_;  // IP -> threads::spin_wait_at(IP), a cache
   uint64_t drain_target_ns_ = 0;
   /// What the running threads still owed, on average, when an oversubscribed experiment ended
   /// without a drain: the delay they did not execute, which its effective time gets back.

@@ -99,6 +99,12 @@ WHATIF_SIGNAL_SAFE uint64_t thread_cpu_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+WHATIF_SIGNAL_SAFE uint64_t process_cpu_ns() {
+  timespec ts{};
+  whatif::os::invoke_syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 WHATIF_SIGNAL_SAFE uint64_t spin_cpu_ns(uint64_t cpu_ns) {
   // Between readings of the CPU clock (a system call), spin on the TSC alone for a slice: short
   // enough that a slice cut by preemption overshoots little, long enough that the calls cost ~1%.

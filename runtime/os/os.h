@@ -31,6 +31,8 @@ WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns);
 /// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, by the raw syscall: the vDSO has no fast
 /// path for CPU clocks, and a sample taken in the call then has its user IP in the runtime's code).
 WHATIF_SIGNAL_SAFE uint64_t thread_cpu_ns();
+/// The whole process's CPU time, all its threads (CLOCK_PROCESS_CPUTIME_ID, by the raw syscall).
+WHATIF_SIGNAL_SAFE uint64_t process_cpu_ns();
 /// The calling thread's total time waiting in a run queue for a CPU (the second field of
 /// /proc/thread-self/schedstat, raw open/read/close: a few microseconds). False when unreadable
 /// (no schedstats in this kernel). Keeps errno.

@@ -145,6 +145,9 @@ void ProfileWriter::experiment(const ExperimentRecord& e) {
                            {"line_samples_total", e.line_samples_total},
                            {"elapsed_ns", e.elapsed_ns},
                            {"paused_ns", e.paused_ns},
+                           {"cpu_ns", e.cpu_ns},
+                           {"spin_wait_ns", e.spin_wait_ns},
+                           {"cpus", e.cpus},
                            {"points", points}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -55,6 +55,9 @@ struct ExperimentRecord {
   uint64_t line_samples_total = 0;
   uint64_t elapsed_ns = 0;
   uint64_t paused_ns = 0;  ///< real time threads slept paying delays during it
+  uint64_t cpu_ns = 0;        ///< the program's CPU time during it (experiment::CpuWork)
+  uint64_t spin_wait_ns = 0;  ///< of it, sampled at spin-waits
+  int cpus = 0;               ///< the CPUs the program may use
   std::vector<PointResult> points;
 };
 

@@ -137,6 +137,39 @@ TEST_F(CrowdedCpus, FourThreadsPerCpuGetTheirLineSpeedupPredicted) {
   EXPECT_LT(predicted, 0.65) << "the line is all of the work: a 50% speedup saves half the time";
 }
 
+TEST_F(Integration, APipelineSpedUpIntoItsCpuBoundIsPredictedWithinIt) {
+  // Bug: three stages on two CPUs, bound by the middle one (2 ms an item, 700 us either side). At
+  // 50% its items need 1.2 ms of the two CPUs, so at most 40% comes true; but the stages paused for
+  // it slept, their CPUs went to the stage that would have waited for them, and the experiments
+  // counted time nobody lost: 48-55% predicted. An experiment now counts no more delay than leaves
+  // its effective time above the program's CPU work over its CPUs.
+  cpu_set_t saved, two;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  if (CPU_COUNT(&saved) < 2) GTEST_SKIP() << "needs two usable CPUs";
+  CPU_ZERO(&two);
+  for (int cpu = 0, kept = 0; cpu < CPU_SETSIZE && kept < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &saved) && ++kept > 0) CPU_SET(cpu, &two);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(two), &two), 0);  // the program inherits it
+  std::string out = path("cpu_pipeline.jsonl");
+  Exit e = whatif(out, {"--fixed-line", marker_spec("cpu_pipeline.c", "pipe-middle"), "--fixed-speedup", "50"},
+                  {program("cpu_pipeline"), "500"});
+  sched_setaffinity(0, sizeof(saved), &saved);
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("cpu_pipeline ok"), std::string::npos) << e;
+  Profile p = load_profile(out);
+  ASSERT_GE(p.experiments.size(), 6u);
+  for (const Experiment& x : p.experiments) {
+    EXPECT_EQ(x.cpus, 2) << "the CPUs the program may use";
+    // Three stages keep the two CPUs 85% busy; whatif's own spins are not the program's.
+    EXPECT_GT(x.cpu_ns, 1.2 * static_cast<double>(x.duration_ns) * (x.speedup > 0 ? 0.5 : 1.0)) << x.id;
+    EXPECT_LT(x.cpu_ns, 2.05 * static_cast<double>(x.duration_ns)) << x.id;
+  }
+  double predicted = predicted_time_saved(p, "item", 0.5);
+  EXPECT_LT(predicted, 0.44) << "the CPU time allows 40% at most (37.5% with its 85% busy CPUs)";
+  EXPECT_GT(predicted, 0.25) << "the middle stage bounds the rate: a 50% speedup saves about a third";
+}
+
 TEST_F(Integration, APauseIsNotChargedToTheLinesThatRunAfterIt) {
   // Bug: a pause starts where its thread settles, at a sample, so with the thread's sampling on
   // while it spun, the next sample landed in the code after the pause. With twice as many threads

@@ -307,5 +307,33 @@ TEST(ExperimentLength, FewestVisitsIgnoresUnvisitedPoints) {
   EXPECT_EQ(fewest_visits({}), 0u);
 }
 
+TEST(CpuBound, ADelayThatWouldMakeTheProgramFasterThanItsCpuWorkAllowsIsCut) {
+  // The cpu_pipeline shape: 100 ms, 2 CPUs busy 170 ms, 100 of them in the line, sped up 50%.
+  // The virtual program still runs 170 - 50 = 120 ms of CPU, at least 60 ms on two CPUs, so no
+  // more than 40 ms of the 55 inserted can count.
+  CpuWork work{170 * kMs, 0, 100 * kMs, 2};
+  EXPECT_EQ(delay_within_cpu_bound(55 * kMs, 100 * kMs, 0.5, work), 40 * kMs);
+  // Within the bound the delay counts whole.
+  EXPECT_EQ(delay_within_cpu_bound(30 * kMs, 100 * kMs, 0.5, work), 30 * kMs);
+  // The same work on four CPUs binds at 30 ms.
+  work.cpus = 4;
+  EXPECT_EQ(delay_within_cpu_bound(55 * kMs, 100 * kMs, 0.5, work), 55 * kMs);
+}
+
+TEST(CpuBound, SpinWaitsAreNotWorkTheVirtualProgramMustDo) {
+  // A waiter spinning for a lock would spin less if the holder's line ran faster: its sampled
+  // spin is left out, and the bound is a bound still.
+  CpuWork work{190 * kMs, 60 * kMs, 100 * kMs, 2};
+  EXPECT_EQ(delay_within_cpu_bound(45 * kMs, 100 * kMs, 0.5, work), 45 * kMs);
+  work.spin_wait_ns = 0;
+  EXPECT_EQ(delay_within_cpu_bound(45 * kMs, 100 * kMs, 0.5, work), 30 * kMs);
+}
+
+TEST(CpuBound, NoWorkOrNoCpusLeavesTheDelayAndABoundPastTheDurationLeavesNone) {
+  EXPECT_EQ(delay_within_cpu_bound(40 * kMs, 100 * kMs, 0.5, CpuWork{0, 0, 0, 2}), 40 * kMs);
+  EXPECT_EQ(delay_within_cpu_bound(40 * kMs, 100 * kMs, 0.5, CpuWork{100 * kMs, 0, 0, 0}), 40 * kMs);
+  EXPECT_EQ(delay_within_cpu_bound(40 * kMs, 100 * kMs, 0.0, CpuWork{220 * kMs, 0, 0, 2}), 0u);
+}
+
 }  // namespace
 }  // namespace whatif::experiment
