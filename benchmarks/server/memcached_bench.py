@@ -24,6 +24,7 @@ memcslap cannot be had. Usage: memcached_bench.py --build BUILD [--reps N] [--ge
 [--allocation samples|adaptive] [--settle]
 """
 import argparse
+import json
 import os
 import re
 import shlex
@@ -330,6 +331,11 @@ def main():
             print(f"{mode:<15} {statistics.median(values):9.2f}   " + " ".join(f"{v:.2f}" for v in values))
     print(f"load average (1 min) during the runs: median {statistics.median(loads):.2f}, "
           f"max {max(loads):.2f}; /proc/loadavg now: {Path('/proc/loadavg').read_text().strip()}")
+    # The figures beside the profiles: --out is emptied at the start, so a log kept there is lost.
+    (out_dir / "results.json").write_text(json.dumps({
+        "reps": args.reps, "get_seconds": times,
+        "server_cpu_seconds": {m: [cpu[(m, r)] for r in range(args.reps) if (m, r) in cpu] for m in modes},
+        "loads": loads}, indent=1))
 
     for mode in [m for m in modes if m.startswith("whatif")]:
         total_experiments, total_seconds = 0, 0.0
