@@ -20,10 +20,11 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// credited what it owes instead of pausing (spin_wait_at).
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip = 0);
 
-/// Whether x86's `pause` (F3 90) is within a few instructions of `ip` (on its page): the spin-wait
-/// hint of user-space spin locks, barriers and flags (C11 atomics, glibc's pthread_spin_lock,
-/// TBB's waits). Reads the code through the kernel (os::read_memory): any `ip` is safe, and an
-/// unreadable one is no spin-wait.
+/// Whether `ip` is in a spin-wait: x86's `pause` (F3 90) within a few instructions of it (on its
+/// page), the spin-wait hint of user-space spin locks, barriers and flags (C11 atomics, glibc's
+/// pthread_spin_lock, TBB's waits); or, without one, a small loop around it that only loads,
+/// compares and exchanges atomically (x86::spin_loop_at: `while (!flag) ;`). Reads the code
+/// through the kernel (os::read_memory): any `ip` is safe, and an unreadable one is no spin-wait.
 WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip);
 
 /// Profiler thread: whether it must credit a drained sample of the selected line. The owning thread

@@ -3,6 +3,7 @@
 #include "threads/settle.h"
 #include "os/os.h"
 #include "progress/progress_points.h"
+#include "x86/spin_loop.h"
 
 #include <algorithm>
 
@@ -11,6 +12,7 @@ namespace whatif::threads {
 namespace {
 std::atomic<uint64_t> g_own_begin{0};
 std::atomic<uint64_t> g_own_end{0};
+const x86::Decoder g_decoder;  // constructed before main: spin_wait_at runs in signal handlers
 }  // namespace
 
 void set_own_code(uint64_t begin, uint64_t end) {
@@ -53,19 +55,23 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip) {
   // A spin-wait loop is a few instructions around its pause (the lock's exchange or the flag's
   // load, a test, the branch back), and an interrupt lands on any of them: look for the pause up to
-  // kBefore bytes back and kAfter ahead, within ip's page (the only page known mapped). Read
-  // through the kernel: code may be mapped execute-only, and a fault here would kill the program.
+  // kBefore bytes back and kAfter ahead; without a pause, for a loop that only waits around ip
+  // (x86::spin_loop_at). Within ip's page, the only page known mapped, and read through the kernel:
+  // code may be mapped execute-only, and a fault here would kill the program.
   constexpr uint64_t kBefore = 24, kAfter = 8, kPage = 4096;
+  constexpr uint64_t kLoop = x86::kMaxSpinLoopBytes, kLongest = 15;  // an instruction's longest encoding
   constexpr uint8_t kRep = 0xF3, kNop = 0x90;  // pause = rep nop
   const uint64_t page = ip & ~(kPage - 1);
-  const uint64_t begin = ip - page >= kBefore ? ip - kBefore : page;
-  const uint64_t end = ip + kAfter + 2 <= page + kPage ? ip + kAfter + 2 : page + kPage;
-  uint8_t code[kBefore + kAfter + 2];
+  const uint64_t begin = ip - page >= kLoop ? ip - kLoop : page;
+  const uint64_t end = ip + kLoop + kLongest <= page + kPage ? ip + kLoop + kLongest : page + kPage;
+  uint8_t code[kLoop + kLoop + kLongest];
   if (end <= begin || !os::read_memory(begin, code, end - begin)) return false;
-  for (uint64_t i = 0; begin + i + 1 < end; ++i) {
-    if (code[i] == kRep && code[i + 1] == kNop) return true;
+  const uint64_t pause_begin = ip - begin >= kBefore ? ip - kBefore : begin;
+  const uint64_t pause_end = ip + kAfter + 2 <= end ? ip + kAfter + 2 : end;
+  for (uint64_t at = pause_begin; at + 1 < pause_end; ++at) {
+    if (code[at - begin] == kRep && code[at - begin + 1] == kNop) return true;
   }
-  return false;
+  return x86::spin_loop_at(g_decoder, code, end - begin, begin, ip);
 }
 
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip) {

@@ -361,6 +361,22 @@ WHATIF_SIGNAL_SAFE Instruction describe_transfer(const ZydisDecodedInstruction& 
     result.flags_read = flags->tested & kStatus;
     result.flags_written = (flags->modified | flags->set_0 | flags->set_1 | flags->undefined) & kStatus;
   }
+  auto gpr_bit = [](ZydisRegister reg) -> uint16_t {
+    ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+    if (ZydisRegisterGetClass(full) != ZYDIS_REGCLASS_GPR64) return 0;
+    return static_cast<uint16_t>(1u << ZydisRegisterGetId(full));
+  };
+  for (ZyanU8 i = 0; i < instruction.operand_count; ++i) {
+    const ZydisDecodedOperand& operand = operands[i];
+    if (operand.type == ZYDIS_OPERAND_TYPE_REGISTER && (operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0) {
+      result.registers_written = static_cast<uint16_t>(result.registers_written | gpr_bit(operand.reg.value));
+    }
+    if (operand.type != ZYDIS_OPERAND_TYPE_MEMORY || operand.mem.type == ZYDIS_MEMOP_TYPE_AGEN) continue;
+    result.reads_memory = result.reads_memory || (operand.actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
+    result.writes_memory = result.writes_memory || (operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+    result.address_registers = static_cast<uint16_t>(result.address_registers | gpr_bit(operand.mem.base) |
+                                                     gpr_bit(operand.mem.index));
+  }
   result.transfer = instruction.operand_count_visible > 0 ? classify(instruction, operands[0])
                                                           : classify(instruction, ZydisDecodedOperand{});
   if (result.transfer == Transfer::kNone) stack_effect(instruction, operands, result);

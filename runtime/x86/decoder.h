@@ -64,6 +64,14 @@ struct Instruction {
   /// Status flags (kFlag* bits) the instruction reads, and those it sets, clears or leaves undefined.
   uint32_t flags_read = 0;
   uint32_t flags_written = 0;
+  /// Whether it reads or writes memory through an explicit or implicit memory operand (push and
+  /// pop included; lea's address computation is not an access).
+  bool reads_memory = false;
+  bool writes_memory = false;
+  /// General-purpose registers (bit i: encoding i, kRegisterCount of them) it writes, in whole or
+  /// in part, and those its memory accesses address through (base and index).
+  uint16_t registers_written = 0;
+  uint16_t address_registers = 0;
 };
 
 /// Status-flag bits of Instruction::flags_read and flags_written (RFLAGS' own bit positions).

@@ -343,6 +343,13 @@ TEST_F(Integration, AThreadSpinWaitingForTheLineIsCreditedNotDelayed) {
   expect_ping_partner_credited(run_half_speedup_of("spin_pingpong", "ping", "1500"));
 }
 
+TEST_F(Integration, AThreadSpinningWithoutPauseIsCreditedToo) {
+  // Bug: only spin loops with x86's pause were recognised. `while (flag == value) ;`, as naive
+  // code and many tests spin, paid the line's delays like working code (and its spinning counted
+  // as work the virtual program must do). A small loop that only loads and compares is a wait.
+  expect_ping_partner_credited(run_half_speedup_of("spin_pingpong_plain", "ping", "1500", "spin_pingpong.c"));
+}
+
 TEST_F(Integration, ALibraryConstructorCallingSyscallBeforeTheRuntimeStartsWorks) {
   // Bug: the syscall(3) shim forwarded to an original it had not looked up yet, so a library
   // initialised before libwhatif.so (jemalloc, abseil and glog call syscall(SYS_gettid) in their

@@ -221,11 +221,12 @@ Child Integration::start_whatif(const std::string& output, const Strings& option
 }
 
 Profile Integration::run_half_speedup_of(const std::string& name, const std::string& marker,
-                                         const std::string& argument) {
+                                         const std::string& argument, const std::string& source) {
   std::string out = path(name + ".jsonl");
   // Delays sized in CPU time (WHATIF_CONTENTION=off): these tests check crediting and pausing, which
   // a busy test machine must not blur by scaling samples for its load (tested on its own).
-  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", marker_spec(name + ".c", marker), "--fixed-speedup", "50"},
+  const std::string file = source.empty() ? name + ".c" : source;
+  Exit e = whatif(out, {"--experiment-length", "50", "--fixed-line", marker_spec(file, marker), "--fixed-speedup", "50"},
                   {program(name), argument}, {{"WHATIF_CONTENTION", "off"}});
   EXPECT_EQ(e.status, 0) << e;
   if (e.status != 0) return Profile{};

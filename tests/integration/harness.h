@@ -85,9 +85,11 @@ class Integration : public ::testing::Test {
   Exit whatif(const std::string& output, const Strings& options, const Strings& command, const Environment& env = {});
   Child start_whatif(const std::string& output, const Strings& options, const Strings& command,
                      const Environment& env = {});
-  /// `whatif run` of test program `name` with the line at `marker` (in `name`.c) sped up by 50% in
-  /// every 50 ms experiment; the profile, checked to be well formed (empty after a failed run).
-  Profile run_half_speedup_of(const std::string& name, const std::string& marker, const std::string& argument);
+  /// `whatif run` of test program `name` with the line at `marker` (in `source`, by default
+  /// `name`.c) sped up by 50% in every 50 ms experiment; the profile, checked to be well formed
+  /// (empty after a failed run).
+  Profile run_half_speedup_of(const std::string& name, const std::string& marker, const std::string& argument,
+                              const std::string& source = "");
   /// The program with the runtime preloaded directly, as the launcher would start it.
   Child start_preloaded(const std::string& output, const Strings& command, Environment env = {});
 
