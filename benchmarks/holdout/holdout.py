@@ -42,6 +42,8 @@ PROGRAMS = {
     "amdahl":   ("amdahl.c", "serial main 2 ms, then 2 workers x 2 ms between pthread_barriers", 50),
     "sleeppace": ("sleeppace.c", "compute 1 ms + nanosleep 1 ms + compute 0.3 ms, one thread", 85),
     "memsetl2": ("memsetl2.c", "single thread: memset of a 256 KiB buffer (A) vs arithmetic (B)", 95),
+    "spinpipe": ("spinpipe.c", "2 threads handing over through flags spun on without pause: 1 / 0.6 ms", 100),
+    "ticker":   ("ticker.c", "fixed-rate loop: absolute 2-ms deadlines, 0.6 + 0.4 ms of work a tick", 100),
 }
 
 
