@@ -417,6 +417,37 @@ void ensure_started() {
 
 bool active() { return running(); }
 
+namespace {
+/// GlobalDelays::global_ns at the program's latest reading of a monotonic clock (the largest, since
+/// it only grows).
+std::atomic<uint64_t> g_delay_at_clock_read{0};
+
+/// Whether deadlines on `clock` are shifted: the monotonic clocks, which the program reads only
+/// through clock_gettime (steady_clock, Rust's Instant). A real-time deadline may come from
+/// gettimeofday or time(), which whatif does not see, so its shift could be too large.
+WHATIF_SIGNAL_SAFE bool monotonic(clockid_t clock) {
+  return clock == CLOCK_MONOTONIC || clock == CLOCK_MONOTONIC_RAW || clock == CLOCK_MONOTONIC_COARSE ||
+         clock == CLOCK_BOOTTIME;
+}
+}  // namespace
+
+WHATIF_SIGNAL_SAFE void clock_read(clockid_t clock) {
+  if (!monotonic(clock) || !running()) return;
+  uint64_t delay = g_state->delays->global_ns.load(std::memory_order_relaxed);
+  // Most readings find the value unchanged (it moves only at the selected line's samples): a load,
+  // not a store, keeps the cache line shared between threads that read the clock often.
+  uint64_t seen = g_delay_at_clock_read.load(std::memory_order_relaxed);
+  while (seen < delay && !g_delay_at_clock_read.compare_exchange_weak(seen, delay, std::memory_order_relaxed)) {
+  }
+}
+
+WHATIF_SIGNAL_SAFE uint64_t deadline_shift_ns(clockid_t clock) {
+  if (!monotonic(clock) || !running()) return 0;
+  uint64_t delay = g_state->delays->global_ns.load(std::memory_order_relaxed);
+  uint64_t at_read = g_delay_at_clock_read.load(std::memory_order_relaxed);
+  return delay > at_read ? delay - at_read : 0;
+}
+
 void function_enter(const void* function) {
   if (fncounters::FunctionCounters* counters = g_function_counters.load(std::memory_order_acquire)) {
     counters->enter(function);

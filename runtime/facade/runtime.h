@@ -31,6 +31,18 @@ void exception_caught(uintptr_t handler_sp);
 /// clock and starts sampling before running `routine`.
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);
 
+/// Any thread or signal handler: the program read `clock` (through clock_gettime). For a monotonic
+/// clock, notes the delay inserted so far (GlobalDelays::global_ns), from which deadline_shift_ns
+/// measures.
+WHATIF_SIGNAL_SAFE void clock_read(clockid_t clock);
+/// Any thread: what to add to an absolute deadline on `clock` so that it falls where it would in
+/// the virtual speedup's program: the delay inserted since the program last read a monotonic clock
+/// (a deadline is a reading plus an interval, and the program runs late by the delay inserted
+/// since it read). Taken from the latest reading by any thread, it is never more than the
+/// deadline's own shift: a fixed-rate loop's deadlines from one starting time shift by all the
+/// delay since, a deadline from a fresh reading by almost nothing. 0 for real-time and other clocks.
+WHATIF_SIGNAL_SAFE uint64_t deadline_shift_ns(clockid_t clock);
+
 /// Paper table 1: before a call that may wake another thread, execute owed delays.
 void before_waking();
 /// Paper table 2: around a call that may block. `woken_by_thread` says whether another thread

@@ -43,6 +43,18 @@ bool hooks_apply(const ReentryGuard& guard) {
   return guard.entered() && facade::active();
 }
 
+/// `deadline` moved later by the facade's shift for `clock` (the virtual speedup's program reaches
+/// an absolute deadline later by the delay inserted since it read the clock); `deadline` itself
+/// when there is nothing to add.
+const struct timespec* shifted(clockid_t clock, const struct timespec* deadline, struct timespec& storage) {
+  uint64_t shift = deadline != nullptr ? facade::deadline_shift_ns(clock) : 0;
+  if (shift == 0) return deadline;
+  uint64_t nanoseconds = static_cast<uint64_t>(deadline->tv_nsec) + shift % 1000000000u;
+  storage.tv_sec = deadline->tv_sec + static_cast<time_t>(shift / 1000000000u + nanoseconds / 1000000000u);
+  storage.tv_nsec = static_cast<long>(nanoseconds % 1000000000u);
+  return &storage;
+}
+
 /// A call that may wake another thread (paper table 1).
 template <typename Call>
 auto waking(Call&& call) {
@@ -305,7 +317,9 @@ WHATIF_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* 
 }
 WHATIF_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
                                          const struct timespec* abstime) {
-  return blocking([&] { return real::pthread_cond_clockwait(cond, mutex, clock, abstime); }, kWokenIfZero);
+  struct timespec later;
+  const struct timespec* deadline = shifted(clock, abstime, later);
+  return blocking([&] { return real::pthread_cond_clockwait(cond, mutex, clock, deadline); }, kWokenIfZero);
 }
 WHATIF_EXPORT int pthread_cond_signal(pthread_cond_t* cond) noexcept {
   return waking([&] { return real::pthread_cond_signal(cond); });
@@ -340,7 +354,9 @@ WHATIF_EXPORT int sem_timedwait(sem_t* semaphore, const struct timespec* abstime
   return blocking([&] { return real::sem_timedwait(semaphore, abstime); }, kWokenIfZero);
 }
 WHATIF_EXPORT int sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* abstime) {
-  return blocking([&] { return real::sem_clockwait(semaphore, clock, abstime); }, kWokenIfZero);
+  struct timespec later;
+  const struct timespec* deadline = shifted(clock, abstime, later);
+  return blocking([&] { return real::sem_clockwait(semaphore, clock, deadline); }, kWokenIfZero);
 }
 WHATIF_EXPORT int sem_post(sem_t* semaphore) noexcept {
   return waking([&] { return real::sem_post(semaphore); });
@@ -602,7 +618,16 @@ WHATIF_EXPORT int nanosleep(const struct timespec* request, struct timespec* rem
   return blocking([&] { return real::nanosleep(request, remaining); }, kNeverWoken);
 }
 WHATIF_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, struct timespec* remaining) {
-  return blocking([&] { return real::clock_nanosleep(clock, flags, request, remaining); }, kNeverWoken);
+  struct timespec later;
+  const struct timespec* until = (flags & TIMER_ABSTIME) != 0 ? shifted(clock, request, later) : request;
+  return blocking([&] { return real::clock_nanosleep(clock, flags, until, remaining); }, kNeverWoken);
+}
+// Not a blocking call: it notes when the program read a monotonic clock (facade::clock_read), for the
+// absolute deadlines above. Signal-safe, as clock_gettime is.
+WHATIF_EXPORT int clock_gettime(clockid_t clock, struct timespec* now) noexcept {
+  int result = whatif::os::real_clock_gettime(clock, now);
+  facade::clock_read(clock);
+  return result;
 }
 WHATIF_EXPORT int usleep(useconds_t microseconds) {
   return blocking([&] { return real::usleep(microseconds); }, kNeverWoken);

@@ -3,6 +3,7 @@
 #include "os/os.h"
 #include "os/raw_syscall.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -23,21 +24,36 @@
 
 namespace whatif::os {
 
+namespace {
+using ClockGettime = int (*)(clockid_t, timespec*);
+/// libc's clock_gettime (the vDSO's speed), past the runtime's own shim of it: the runtime's clocks
+/// are real time, and its reads are not the program's. Resolved before main; the raw syscall until then.
+std::atomic<ClockGettime> g_clock_gettime{nullptr};
+__attribute__((constructor(101))) void resolve_clock_gettime() {
+  g_clock_gettime.store(reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime")), std::memory_order_release);
+}
+}  // namespace
+
+WHATIF_SIGNAL_SAFE int real_clock_gettime(clockid_t clock, timespec* ts) {
+  if (ClockGettime real = g_clock_gettime.load(std::memory_order_acquire); real != nullptr) return real(clock, ts);
+  return static_cast<int>(whatif::os::invoke_syscall(SYS_clock_gettime, clock, ts));
+}
+
 WHATIF_SIGNAL_SAFE uint64_t monotonic_ns() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  real_clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 uint64_t coarse_monotonic_ns() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  real_clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 uint64_t realtime_ns() {
   timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  real_clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 

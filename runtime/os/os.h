@@ -3,6 +3,7 @@
 // read_text (which allocates).
 #pragma once
 #include <sys/types.h>
+#include <time.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,9 @@ WHATIF_SIGNAL_SAFE uint64_t monotonic_ns();
 uint64_t coarse_monotonic_ns();
 /// CLOCK_REALTIME in nanoseconds (for the profile header only).
 uint64_t realtime_ns();
+/// libc's clock_gettime, never the runtime's interposed one (the raw syscall before libc's is
+/// resolved). Returns 0 or -1 with errno, as clock_gettime.
+WHATIF_SIGNAL_SAFE int real_clock_gettime(clockid_t clock, timespec* ts);
 /// The calling thread's kernel id.
 WHATIF_SIGNAL_SAFE pid_t gettid();
 /// Sends `sig` to thread `tid` of process `pid`. Returns 0 or -errno.

@@ -170,6 +170,17 @@ TEST_F(Integration, APipelineSpedUpIntoItsCpuBoundIsPredictedWithinIt) {
   EXPECT_GT(predicted, 0.25) << "the middle stage bounds the rate: a 50% speedup saves about a third";
 }
 
+TEST_F(Integration, AFixedRateLoopOnAbsoluteDeadlinesGainsNothing) {
+  // Bug: a loop that sleeps to absolute deadlines from one starting time runs at its clock's rate
+  // whatever its work costs, but its line was predicted to gain 15% at s = 0.5: the deadlines
+  // stayed real times while the experiment discounted the delay inserted, so each tick looked
+  // shorter. A monotonic deadline now moves later by the delay inserted since the program last
+  // read the clock, as it would fall in the virtual speedup's program.
+  Profile p = run_half_speedup_of("ticker", "tick-work", "400");
+  double predicted = predicted_time_saved(p, "tick", 0.5);
+  EXPECT_LT(std::abs(predicted), 0.07) << "the clock sets the rate: the line's speedup saves nothing";
+}
+
 TEST_F(Integration, APauseIsNotChargedToTheLinesThatRunAfterIt) {
   // Bug: a pause starts where its thread settles, at a sample, so with the thread's sampling on
   // while it spun, the next sample landed in the code after the pause. With twice as many threads

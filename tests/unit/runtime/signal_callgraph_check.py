@@ -47,6 +47,9 @@ INDIRECT_TARGETS = {
     # on_trap_signal (facade/runtime_signal.cpp, --lbr): a SIGTRAP that is not the tracer's goes to
     # the program's own handler (sa_sigaction / sa_handler), which is the program's code, not ours.
     r"whatif::facade::on_trap_signal\(": [],
+    # real_clock_gettime (os/os.cpp): libc's clock_gettime through the pointer dlsym resolved before
+    # main, a libc function (the vDSO's read), async-signal-safe as POSIX lists it.
+    r"whatif::os::real_clock_gettime\(": [],
 }
 
 NODE = re.compile(r'node: \{ title: "([^"]*)" label: "((?:[^"\\]|\\.)*)"( shape : ellipse)? \}')
