@@ -36,7 +36,10 @@ __attribute__((constructor(101))) void resolve_clock_gettime() {
 
 WHATIF_SIGNAL_SAFE int real_clock_gettime(clockid_t clock, timespec* ts) {
   if (ClockGettime real = g_clock_gettime.load(std::memory_order_acquire); real != nullptr) return real(clock, ts);
-  return static_cast<int>(whatif::os::invoke_syscall(SYS_clock_gettime, clock, ts));
+  long result = whatif::os::invoke_syscall(SYS_clock_gettime, clock, ts);
+  if (result >= 0) return 0;
+  errno = static_cast<int>(-result);  // clock_gettime's contract, which the interposed one passes on
+  return -1;
 }
 
 WHATIF_SIGNAL_SAFE uint64_t monotonic_ns() {

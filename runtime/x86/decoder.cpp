@@ -151,6 +151,14 @@ constexpr uint64_t kArithmeticFlags = ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDI
 
 uint64_t width_mask(unsigned bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
+/// The bit of `reg`'s whole general-purpose register (KnownState::known, Instruction's register
+/// masks), or 0 when it is not one (flags, rip, vector registers).
+uint16_t gpr_bit(ZydisRegister reg) {
+  ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+  if (ZydisRegisterGetClass(full) != ZYDIS_REGCLASS_GPR64) return 0;
+  return static_cast<uint16_t>(1u << ZydisRegisterGetId(full));
+}
+
 /// A register operand's GPR number and width, or false for high-byte and non-GPR registers.
 bool gpr_of(ZydisRegister reg, int& number, unsigned& bits) {
   ZydisRegisterClass cls = ZydisRegisterGetClass(reg);
@@ -213,10 +221,7 @@ void apply(const ZydisDecodedInstruction& instruction, const ZydisDecodedOperand
   for (ZyanU8 i = 0; i < instruction.operand_count; ++i) {
     const ZydisDecodedOperand& operand = operands[i];
     if (operand.type != ZYDIS_OPERAND_TYPE_REGISTER || (operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) == 0) continue;
-    ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, operand.reg.value);
-    if (ZydisRegisterGetClass(full) == ZYDIS_REGCLASS_GPR64) {
-      state.known = static_cast<uint16_t>(state.known & ~(1u << ZydisRegisterGetId(full)));
-    }
+    state.known = static_cast<uint16_t>(state.known & ~gpr_bit(operand.reg.value));
   }
   if (instruction.cpu_flags != nullptr &&
       ((instruction.cpu_flags->modified | instruction.cpu_flags->set_0 | instruction.cpu_flags->set_1 |
@@ -361,11 +366,6 @@ WHATIF_SIGNAL_SAFE Instruction describe_transfer(const ZydisDecodedInstruction& 
     result.flags_read = flags->tested & kStatus;
     result.flags_written = (flags->modified | flags->set_0 | flags->set_1 | flags->undefined) & kStatus;
   }
-  auto gpr_bit = [](ZydisRegister reg) -> uint16_t {
-    ZydisRegister full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
-    if (ZydisRegisterGetClass(full) != ZYDIS_REGCLASS_GPR64) return 0;
-    return static_cast<uint16_t>(1u << ZydisRegisterGetId(full));
-  };
   for (ZyanU8 i = 0; i < instruction.operand_count; ++i) {
     const ZydisDecodedOperand& operand = operands[i];
     if (operand.type == ZYDIS_OPERAND_TYPE_REGISTER && (operand.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0) {
