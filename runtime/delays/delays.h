@@ -149,6 +149,11 @@ struct LocalDelays {
   /// a CPU than there are CPUs (1000 otherwise): written by measure_burst on the owning thread,
   /// read by whoever credits its samples.
   std::atomic<uint32_t> burst_permille{1000};
+  /// Owning thread writes, its handlers read: inside sched_yield now, and when its last sched_yield
+  /// returned (0: none yet) and whether that call continued a loop of yields (yield_waits).
+  std::atomic<bool> in_yield{false};
+  std::atomic<uint64_t> yield_returned_ns{0};
+  std::atomic<bool> yield_loop{false};
 };
 
 /// The program's threads (this process's) that may want a CPU now: registered, and not inside a
@@ -254,6 +259,26 @@ WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local,
 /// for another thread (woken by it, or sampled spinning for it) owes nothing for the wait: the
 /// thread it waited for executed those delays, or ran the line (Coz's rule for blocking calls).
 WHATIF_SIGNAL_SAFE void credit_to_global(const GlobalDelays& global, LocalDelays& local);
+
+/// A loop that polls and calls sched_yield (`while (!ready) std::this_thread::yield();`, Rust's
+/// yield_now) waits for another thread as a spin loop does: a call that comes within this long of
+/// the previous one's return continues such a loop. Longer gaps are work between courtesy yields.
+inline constexpr uint64_t kYieldLoopGapNs = 20000;
+
+/// Whether a sched_yield entered at `now_ns` continues a loop whose previous call returned at
+/// `returned_ns` (0: none).
+WHATIF_SIGNAL_SAFE inline bool continues_yield_loop(uint64_t returned_ns, uint64_t now_ns) {
+  return returned_ns != 0 && now_ns >= returned_ns && now_ns - returned_ns < kYieldLoopGapNs;
+}
+
+/// Owning thread, entering sched_yield: a call that continues a loop of yields is credited what
+/// accrued since (credit_to_global), as a thread woken by another; a first or lone yield is not.
+WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local);
+/// Owning thread, as sched_yield returns.
+WHATIF_SIGNAL_SAFE void after_yield(LocalDelays& local);
+/// Owning thread or its handler at `now_ns`: whether the thread is waiting in a yield: inside the
+/// call, or between the calls of a loop of them.
+WHATIF_SIGNAL_SAFE bool waiting_in_yield(const LocalDelays& local, uint64_t now_ns);
 
 /// A sample of this thread fell in the selected line, so its own time already counts as one delay
 /// (minimal-delay optimisation, §3.4.3); others must catch up. The owning thread (for samples it

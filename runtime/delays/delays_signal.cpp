@@ -321,4 +321,24 @@ WHATIF_SIGNAL_SAFE void credit_to_global(const GlobalDelays& global, LocalDelays
   }
 }
 
+WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local) {
+  bool loop = continues_yield_loop(local.yield_returned_ns.load(std::memory_order_relaxed), os::monotonic_ns());
+  local.yield_loop.store(loop, std::memory_order_relaxed);
+  local.in_yield.store(true, std::memory_order_relaxed);
+  // The loop waited for another thread since its previous call: what accrued meanwhile was the
+  // other thread's to execute (or it ran the line), as for a thread that a waker ends the wait of.
+  if (loop) credit_to_global(global, local);
+}
+
+WHATIF_SIGNAL_SAFE void after_yield(LocalDelays& local) {
+  local.yield_returned_ns.store(os::monotonic_ns(), std::memory_order_relaxed);
+  local.in_yield.store(false, std::memory_order_relaxed);
+}
+
+WHATIF_SIGNAL_SAFE bool waiting_in_yield(const LocalDelays& local, uint64_t now_ns) {
+  if (local.in_yield.load(std::memory_order_relaxed)) return true;
+  return local.yield_loop.load(std::memory_order_relaxed) &&
+         continues_yield_loop(local.yield_returned_ns.load(std::memory_order_relaxed), now_ns);
+}
+
 }  // namespace whatif::delays

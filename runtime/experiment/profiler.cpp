@@ -3,6 +3,9 @@
 // signals blocked, re-entry guard set).
 #include "experiment/profiler.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -163,6 +166,16 @@ void Profiler::setup_symbols() {
       end = std::max<uint64_t>(end, range.end);
     }
     threads::set_own_code(begin, end);
+  }
+  // libc's sched_yield (the original past the shim): its samples are a wait, not work.
+  Dl_info yield_info{};
+  void* yield_entry = nullptr;  // dladdr1 stores a const ElfW(Sym)* here
+  if (real::sched_yield != nullptr &&
+      dladdr1(reinterpret_cast<void*>(real::sched_yield), &yield_info, &yield_entry, RTLD_DL_SYMENT) != 0 &&
+      yield_entry != nullptr && static_cast<const ElfW(Sym)*>(yield_entry)->st_size > 0) {
+    const auto* yield_symbol = static_cast<const ElfW(Sym)*>(yield_entry);
+    auto begin = reinterpret_cast<uint64_t>(real::sched_yield);
+    threads::set_yield_code(begin, begin + yield_symbol->st_size);
   }
   for (const symbols::AddressRange& range : breakpoints_.trampolines()) own_code.push_back(range);
   attributor_.set_own_time(std::move(own_code), breakpoints_.addresses());

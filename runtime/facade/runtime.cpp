@@ -540,6 +540,14 @@ void before_waking() {
   if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
 }
 
+void before_yield() {
+  if (ThreadState* thread = current_thread()) delays::before_yield(*g_state->delays, thread->delays);
+}
+
+void after_yield() {
+  if (ThreadState* thread = current_thread()) delays::after_yield(thread->delays);
+}
+
 void before_blocking() {
   if (ThreadState* thread = current_thread()) threads::before_blocking(*g_state->delays, *thread);
 }

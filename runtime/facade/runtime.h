@@ -47,6 +47,9 @@ WHATIF_SIGNAL_SAFE uint64_t deadline_shift_ns(clockid_t clock);
 void before_waking();
 /// Paper table 2: around a call that may block. `woken_by_thread` says whether another thread
 /// ended the wait (credit the delays) or a timeout / I/O did (execute them).
+/// Around sched_yield: a loop of them is a wait for another thread (delays::before_yield).
+void before_yield();
+void after_yield();
 void before_blocking();
 void after_blocking(bool woken_by_thread);
 /// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets

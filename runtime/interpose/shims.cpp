@@ -76,6 +76,19 @@ auto blocking(Call&& call, Woken&& woken) {
   return result;
 }
 
+/// sched_yield: a loop of them waits for another thread (facade::before_yield).
+template <typename Call>
+int yielding(Call&& call) {
+  ReentryGuard guard;
+  if (!hooks_apply(guard)) return call();
+  facade::before_yield();
+  int result = call();
+  int saved_errno = errno;
+  facade::after_yield();
+  errno = saved_errno;
+  return result;
+}
+
 /// A lock that may block: `attempt` (its non-blocking form) first, and the blocking protocol around
 /// `call` only when that finds the lock taken (EBUSY). An uncontended lock neither waits nor is woken
 /// by another thread, so it has nothing to settle and earns no credit; debts are paid at the thread's
@@ -628,6 +641,9 @@ WHATIF_EXPORT int clock_gettime(clockid_t clock, struct timespec* now) noexcept 
   int result = whatif::os::real_clock_gettime(clock, now);
   facade::clock_read(clock);
   return result;
+}
+WHATIF_EXPORT int sched_yield() noexcept {
+  return yielding([] { return real::sched_yield(); });
 }
 WHATIF_EXPORT int usleep(useconds_t microseconds) {
   return blocking([&] { return real::usleep(microseconds); }, kNeverWoken);

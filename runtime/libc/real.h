@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(sigaction) REQUIRED(signal) REQUIRED(sigprocmask) REQUIRED(pthread_sigmask)            \
   REQUIRED(exit) REQUIRED(_exit) REQUIRED(_Exit)                                                  \
   REQUIRED(nanosleep) REQUIRED(clock_nanosleep) REQUIRED(usleep) REQUIRED(sleep)                  \
+  REQUIRED(sched_yield)                                                                           \
   REQUIRED(read) REQUIRED(write) REQUIRED(recv) REQUIRED(send) REQUIRED(recvfrom)                 \
   REQUIRED(sendto) REQUIRED(recvmsg) REQUIRED(sendmsg) REQUIRED(accept) REQUIRED(accept4)         \
   REQUIRED(connect) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select) REQUIRED(pselect)             \

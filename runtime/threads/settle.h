@@ -17,13 +17,15 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// in the published selected ranges, then catches up. Does nothing when re-entered.
 /// `interrupted_ip` (signal context: where the handler interrupted the program; 0 elsewhere): a
 /// thread interrupted in a spin-wait is waiting for another thread, as a blocked one is, so it is
-/// credited what it owes instead of pausing (spin_wait_at).
+/// credited what it owes instead of pausing (spin_wait_at), as is one waiting in a loop of
+/// sched_yield calls (delays::waiting_in_yield).
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip = 0);
 
 /// Whether `ip` is in a spin-wait: x86's `pause` (F3 90) within a few instructions of it (on its
 /// page), the spin-wait hint of user-space spin locks, barriers and flags (C11 atomics, glibc's
 /// pthread_spin_lock, TBB's waits); or, without one, a small loop around it that only loads,
-/// compares and exchanges atomically (x86::spin_loop_at: `while (!flag) ;`). Reads the code
+/// compares and exchanges atomically (x86::spin_loop_at: `while (!flag) ;`); or inside libc's
+/// sched_yield (set_yield_code: a sample in its system call has its IP there). Reads the code
 /// through the kernel (os::read_memory): any `ip` is safe, and an unreadable one is no spin-wait.
 WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip);
 
@@ -38,6 +40,10 @@ inline bool profiler_credits(const os::RawSample& sample, const delays::RangesSn
 /// Profiler thread, before experiments start: the runtime's own code, [begin, end). A thread's
 /// samples there (taken while it spun in a pause) say nothing about where the program is.
 void set_own_code(uint64_t begin, uint64_t end);
+
+/// Profiler thread, before experiments start: libc's sched_yield, [begin, end). A thread in it gives
+/// its CPU away to wait: its samples there are spin-waits.
+void set_yield_code(uint64_t begin, uint64_t end);
 
 /// Owning thread, before a call that may block (paper table 2): settles (credits its own samples,
 /// pays what it owes), then marks the thread blocked so the profiler stops waiting for it.

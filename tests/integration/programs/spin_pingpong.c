@@ -2,8 +2,10 @@
    thread spins on an atomic with x86's pause and never enters the kernel. The main thread runs line
    `ping` (3 units) while the partner spins, then hands over and spins while the partner runs `pong`
    (1 unit). One progress visit per round; the rounds are strictly serial, so speeding `ping` by s
-   speeds the program by s * 3/4. Built twice: spin_pingpong with the pause, spin_pingpong_plain
-   (SPIN_WITHOUT_PAUSE) without. Usage: spin_pingpong [rounds=1500]. */
+   speeds the program by s * 3/4. Built three times: spin_pingpong with the pause,
+   spin_pingpong_plain (SPIN_WITHOUT_PAUSE) without, spin_pingpong_yield (SPIN_WITH_YIELD) calling
+   sched_yield instead, as `while (!ready) std::this_thread::yield();` and Rust's yield_now loops
+   do. Usage: spin_pingpong [rounds=1500]. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <whatif.h>
@@ -14,6 +16,9 @@ static atomic_int turn; /* 0: main's turn, 1: the partner's, 2: stop */
 
 #ifdef SPIN_WITHOUT_PAUSE /* the spin_pingpong_plain build: `while (flag == value) ;`, as naive code spins */
 #define SPIN_HINT() ((void)0)
+#elif defined(SPIN_WITH_YIELD)
+#include <sched.h>
+#define SPIN_HINT() sched_yield()
 #else
 #define SPIN_HINT() __builtin_ia32_pause()
 #endif

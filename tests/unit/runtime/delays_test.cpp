@@ -403,6 +403,40 @@ TEST(Delays, ThreadWokenByAnotherIsCreditedForDelaysWhileBlocked) {
   EXPECT_EQ(sleeper.delays.local_ns.load(), global.global_ns.load());
 }
 
+TEST(Delays, ACallToSchedYieldContinuesALoopOnlyRightAfterThePreviousOneReturned) {
+  EXPECT_FALSE(continues_yield_loop(0, 5 * kMs)) << "the thread's first yield";
+  EXPECT_TRUE(continues_yield_loop(5 * kMs, 5 * kMs + 200)) << "poll, yield again";
+  EXPECT_TRUE(continues_yield_loop(5 * kMs, 5 * kMs + kYieldLoopGapNs - 1));
+  EXPECT_FALSE(continues_yield_loop(5 * kMs, 5 * kMs + kYieldLoopGapNs)) << "work between courtesy yields";
+  EXPECT_FALSE(continues_yield_loop(5 * kMs, 4 * kMs)) << "a clock that went backwards is no loop";
+}
+
+TEST(Delays, AThreadYieldingInALoopIsCreditedWhatAccruedButALoneYieldIsNot) {
+  GlobalDelays global;
+  LocalDelays sampled, waiter;
+  start_experiment(global, 4 * kMs);
+  credit_selected_sample(global, sampled);  // owed before the waiter's first yield
+  before_yield(global, waiter);
+  EXPECT_TRUE(waiting_in_yield(waiter, os::monotonic_ns())) << "inside sched_yield";
+  after_yield(waiter);
+  EXPECT_EQ(waiter.local_ns.load(), 0u) << "a first yield is no wait yet: the thread still owes";
+  credit_selected_sample(global, sampled);  // accrues while the waiter polls
+  waiter.yield_returned_ns.store(os::monotonic_ns());  // as if it had just returned (a loaded test machine may preempt here)
+  before_yield(global, waiter);
+  after_yield(waiter);
+  EXPECT_TRUE(waiting_in_yield(waiter, os::monotonic_ns())) << "between two calls of a loop";
+  EXPECT_EQ(waiter.local_ns.load(), global.global_ns.load()) << "the loop waited for the other thread";
+  EXPECT_EQ(waiter.paused_ns.load(), 0u);
+
+  std::this_thread::sleep_for(std::chrono::nanoseconds(3 * kYieldLoopGapNs));  // works, then yields once
+  EXPECT_FALSE(waiting_in_yield(waiter, os::monotonic_ns())) << "working since its last yield";
+  credit_selected_sample(global, sampled);
+  uint64_t before = waiter.local_ns.load();
+  before_yield(global, waiter);
+  after_yield(waiter);
+  EXPECT_EQ(waiter.local_ns.load(), before) << "a courtesy yield between work forgives nothing";
+}
+
 TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
   // The profiler credits samples late: a thread's own sample can be credited while it is blocked.
   // Its wake-up must not add that raise again, or its clock runs ahead and drags the global one.
