@@ -44,6 +44,7 @@ PROGRAMS = {
     "memsetl2": ("memsetl2.c", "single thread: memset of a 256 KiB buffer (A) vs arithmetic (B)", 95),
     "spinpipe": ("spinpipe.c", "2 threads handing over through flags spun on without pause: 1 / 0.6 ms", 100),
     "ticker":   ("ticker.c", "fixed-rate loop: absolute 2-ms deadlines, 0.6 + 0.4 ms of work a tick", 100),
+    "yieldq":   ("yieldq.cpp", "request/reply between 2 std::threads, waits in std::this_thread::yield() loops: 0.5 / 1 ms", 100),
 }
 
 

@@ -271,9 +271,10 @@ WHATIF_SIGNAL_SAFE inline bool continues_yield_loop(uint64_t returned_ns, uint64
   return returned_ns != 0 && now_ns >= returned_ns && now_ns - returned_ns < kYieldLoopGapNs;
 }
 
-/// Owning thread, entering sched_yield: a call that continues a loop of yields is credited what
-/// accrued since (credit_to_global), as a thread woken by another; a first or lone yield is not.
-WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local);
+/// Owning thread, entering sched_yield (threads::before_yield decides `continues_loop` and settles
+/// a first call's debts before): a call that continues a loop of yields is credited what accrued
+/// since the previous one (credit_to_global), as a thread woken by another.
+WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local, bool continues_loop);
 /// Owning thread, as sched_yield returns.
 WHATIF_SIGNAL_SAFE void after_yield(LocalDelays& local);
 /// Owning thread or its handler at `now_ns`: whether the thread is waiting in a yield: inside the

@@ -321,13 +321,12 @@ WHATIF_SIGNAL_SAFE void credit_to_global(const GlobalDelays& global, LocalDelays
   }
 }
 
-WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local) {
-  bool loop = continues_yield_loop(local.yield_returned_ns.load(std::memory_order_relaxed), os::monotonic_ns());
-  local.yield_loop.store(loop, std::memory_order_relaxed);
+WHATIF_SIGNAL_SAFE void before_yield(const GlobalDelays& global, LocalDelays& local, bool continues_loop) {
+  local.yield_loop.store(continues_loop, std::memory_order_relaxed);
   local.in_yield.store(true, std::memory_order_relaxed);
   // The loop waited for another thread since its previous call: what accrued meanwhile was the
   // other thread's to execute (or it ran the line), as for a thread that a waker ends the wait of.
-  if (loop) credit_to_global(global, local);
+  if (continues_loop) credit_to_global(global, local);
 }
 
 WHATIF_SIGNAL_SAFE void after_yield(LocalDelays& local) {

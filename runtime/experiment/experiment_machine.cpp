@@ -75,11 +75,11 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
   return {};
 }
 
-bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weight) {
+bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weight, bool waiting) {
   allocator_.on_sample(line, weight);
   if (state_ == State::kWaitingForLine && candidate_ < 0) candidate_ = line;
   if (state_ != State::kRunning && state_ != State::kWarmingUp) return false;
-  bool selected = settings_.fixed_line ? fixed_match : line == selected_;
+  bool selected = !waiting && (settings_.fixed_line ? fixed_match : line == selected_);
   if (state_ == State::kWarmingUp) return selected;  // credited, not counted
   total_samples_ += weight;
   if (selected) selected_samples_ += weight;

@@ -98,7 +98,9 @@ class ExperimentMachine {
   /// A sample attributed to `line` (`fixed_match`: the line is the --fixed-line). While waiting,
   /// the first such line becomes the candidate; while running it is counted. Returns true when it
   /// is in the selected line of a warming-up or running experiment (the caller credits its delay).
-  bool on_sample(int32_t line, bool fixed_match, uint64_t weight);
+  /// A `waiting` sample (inside sched_yield) counts for the line's share of samples, but never as
+  /// the selected line running.
+  bool on_sample(int32_t line, bool fixed_match, uint64_t weight, bool waiting = false);
   /// Ends the experiment: adapts the length to `outcome.fewest` (not with end_to_end), teaches the
   /// allocator its rate and enters cool-off until now + kCoolOffNs.
   void finish(uint64_t now, const Outcome& outcome);

@@ -541,7 +541,7 @@ void before_waking() {
 }
 
 void before_yield() {
-  if (ThreadState* thread = current_thread()) delays::before_yield(*g_state->delays, thread->delays);
+  if (ThreadState* thread = current_thread()) threads::before_yield(*g_state->delays, *thread);
 }
 
 void after_yield() {

@@ -45,8 +45,18 @@ void set_own_code(uint64_t begin, uint64_t end);
 /// its CPU away to wait: its samples there are spin-waits.
 void set_yield_code(uint64_t begin, uint64_t end);
 
+/// Whether `ip` is inside libc's sched_yield (set_yield_code): a thread there waits, whichever line
+/// called it, so its sample is no sample of that line running (a line that polls and yields gains
+/// nothing from running faster).
+WHATIF_SIGNAL_SAFE bool in_yield_code(uint64_t ip);
+
 /// Owning thread, before a call that may block (paper table 2): settles (credits its own samples,
 /// pays what it owes), then marks the thread blocked so the profiler stops waiting for it.
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread);
+
+/// Owning thread, entering sched_yield: a call that begins a wait (not right after another) first
+/// settles, as before a blocking call, so that only what accrues during the wait is credited; one
+/// that continues a loop of yields is credited (delays::before_yield).
+WHATIF_SIGNAL_SAFE void before_yield(delays::GlobalDelays& global, ThreadState& thread);
 
 }  // namespace whatif::threads

@@ -27,6 +27,10 @@ void set_yield_code(uint64_t begin, uint64_t end) {
   g_yield_end.store(end, std::memory_order_release);
 }
 
+WHATIF_SIGNAL_SAFE bool in_yield_code(uint64_t ip) {
+  return ip < g_yield_end.load(std::memory_order_acquire) && ip >= g_yield_begin.load(std::memory_order_relaxed);
+}
+
 WHATIF_SIGNAL_SAFE uint32_t NudgeTable::nudge_owing(const ThreadState* self, uint64_t target) const {
   readers_.fetch_add(1, std::memory_order_seq_cst);  // pairs with quiesce
   uint32_t sent = 0;
@@ -65,7 +69,7 @@ WHATIF_SIGNAL_SAFE bool spin_wait_at(uint64_t ip) {
   // kBefore bytes back and kAfter ahead; without a pause, for a loop that only waits around ip
   // (x86::spin_loop_at). Within ip's page, the only page known mapped, and read through the kernel:
   // code may be mapped execute-only, and a fault here would kill the program.
-  if (ip < g_yield_end.load(std::memory_order_acquire) && ip >= g_yield_begin.load(std::memory_order_relaxed)) return true;
+  if (in_yield_code(ip)) return true;
   constexpr uint64_t kBefore = 24, kAfter = 8, kPage = 4096;
   constexpr uint64_t kLoop = x86::kMaxSpinLoopBytes, kLongest = 15;  // an instruction's longest encoding
   constexpr uint8_t kRep = 0xF3, kNop = 0x90;  // pause = rep nop
@@ -105,8 +109,9 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
           bool in_line = scan->ranges.contains(sample.ip);
           if (in_line) scan->selected += sample.weight;
           // In the line in any frame (return addresses point after their call): such a thread
-          // earns credit itself and must not wait for the others to leave the line.
-          for (uint32_t i = 1; i < sample.callchain_length && !in_line; ++i) {
+          // earns credit itself and must not wait for the others to leave the line. Not one that
+          // the line made yield: it waits.
+          for (uint32_t i = 1; i < sample.callchain_length && !in_line && !in_yield_code(sample.ip); ++i) {
             in_line = scan->ranges.contains(sample.callchain[i] - 1);
           }
           scan->any = true;
@@ -155,6 +160,15 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
   settle_delays(global, thread);
   delays::mark_blocked(thread.delays);
+}
+
+WHATIF_SIGNAL_SAFE void before_yield(delays::GlobalDelays& global, ThreadState& thread) {
+  const uint64_t returned = thread.delays.yield_returned_ns.load(std::memory_order_relaxed);
+  const bool loop = delays::continues_yield_loop(returned, os::monotonic_ns());
+  // Crediting a first call would forgive what the thread owed before it began to wait (a debt of
+  // its work): a yield loop that waited for the selected line's thread came out at 24% for 0%.
+  if (!loop) settle_delays(global, thread);
+  delays::before_yield(global, thread.delays, loop);
 }
 
 }  // namespace whatif::threads

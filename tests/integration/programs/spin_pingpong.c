@@ -24,7 +24,7 @@ static atomic_int turn; /* 0: main's turn, 1: the partner's, 2: stop */
 #endif
 
 static void spin_while(int value) {
-  while (atomic_load_explicit(&turn, memory_order_acquire) == value) SPIN_HINT();
+  while (atomic_load_explicit(&turn, memory_order_acquire) == value) SPIN_HINT(); /* @wait */
 }
 
 static void* partner(void* arg) {

@@ -143,6 +143,9 @@ TEST(ExperimentMachine, FixedLineStartsWithoutASampleAndSelectsItsMatches) {
   EXPECT_FALSE(machine.on_sample(5, false, 1));
   EXPECT_EQ(machine.selected_samples(), 4u);
   EXPECT_EQ(machine.total_samples(), 5u);
+  EXPECT_FALSE(machine.on_sample(4, true, 2, /*waiting=*/true)) << "the line's thread waits inside sched_yield";
+  EXPECT_EQ(machine.selected_samples(), 4u);
+  EXPECT_EQ(machine.total_samples(), 7u) << "a waiting sample is still the program's time";
 }
 
 TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {

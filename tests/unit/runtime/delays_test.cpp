@@ -411,30 +411,34 @@ TEST(Delays, ACallToSchedYieldContinuesALoopOnlyRightAfterThePreviousOneReturned
   EXPECT_FALSE(continues_yield_loop(5 * kMs, 4 * kMs)) << "a clock that went backwards is no loop";
 }
 
-TEST(Delays, AThreadYieldingInALoopIsCreditedWhatAccruedButALoneYieldIsNot) {
+TEST(Delays, AThreadYieldingInALoopIsCreditedWhatAccruesWhileItWaitsOnly) {
   GlobalDelays global;
-  LocalDelays sampled, waiter;
+  LocalDelays sampled;
+  threads::ThreadState waiter;  // yields through the production path
   start_experiment(global, 4 * kMs);
-  credit_selected_sample(global, sampled);  // owed before the waiter's first yield
-  before_yield(global, waiter);
-  EXPECT_TRUE(waiting_in_yield(waiter, os::monotonic_ns())) << "inside sched_yield";
-  after_yield(waiter);
-  EXPECT_EQ(waiter.local_ns.load(), 0u) << "a first yield is no wait yet: the thread still owes";
+  credit_selected_sample(global, sampled);  // owed for its work, before it begins to wait
+  threads::before_yield(global, waiter);
+  EXPECT_TRUE(waiting_in_yield(waiter.delays, os::monotonic_ns())) << "inside sched_yield";
+  after_yield(waiter.delays);
+  EXPECT_EQ(waiter.delays.local_ns.load(), 4 * kMs);
+  EXPECT_GE(waiter.delays.paused_ns.load(), 4 * kMs) << "a wait begins: what the thread owed is paid first";
+
+  uint64_t paid = waiter.delays.paused_ns.load();
   credit_selected_sample(global, sampled);  // accrues while the waiter polls
-  waiter.yield_returned_ns.store(os::monotonic_ns());  // as if it had just returned (a loaded test machine may preempt here)
-  before_yield(global, waiter);
-  after_yield(waiter);
-  EXPECT_TRUE(waiting_in_yield(waiter, os::monotonic_ns())) << "between two calls of a loop";
-  EXPECT_EQ(waiter.local_ns.load(), global.global_ns.load()) << "the loop waited for the other thread";
-  EXPECT_EQ(waiter.paused_ns.load(), 0u);
+  waiter.delays.yield_returned_ns.store(os::monotonic_ns());  // as if it had just returned (a loaded machine may preempt here)
+  threads::before_yield(global, waiter);
+  after_yield(waiter.delays);
+  EXPECT_TRUE(waiting_in_yield(waiter.delays, os::monotonic_ns())) << "between two calls of a loop";
+  EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load()) << "the loop waited for the other thread";
+  EXPECT_EQ(waiter.delays.paused_ns.load(), paid) << "and paused for none of it";
 
   std::this_thread::sleep_for(std::chrono::nanoseconds(3 * kYieldLoopGapNs));  // works, then yields once
-  EXPECT_FALSE(waiting_in_yield(waiter, os::monotonic_ns())) << "working since its last yield";
+  EXPECT_FALSE(waiting_in_yield(waiter.delays, os::monotonic_ns())) << "working since its last yield";
   credit_selected_sample(global, sampled);
-  uint64_t before = waiter.local_ns.load();
-  before_yield(global, waiter);
-  after_yield(waiter);
-  EXPECT_EQ(waiter.local_ns.load(), before) << "a courtesy yield between work forgives nothing";
+  threads::before_yield(global, waiter);
+  after_yield(waiter.delays);
+  EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load());
+  EXPECT_GT(waiter.delays.paused_ns.load(), paid + 3 * kMs) << "a courtesy yield between work forgives nothing (less the oversleep carried)";
 }
 
 TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
