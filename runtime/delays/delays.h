@@ -150,7 +150,7 @@ struct LocalDelays {
   /// read by whoever credits its samples.
   std::atomic<uint32_t> burst_permille{1000};
   /// Owning thread writes, its handlers read: inside sched_yield now, and when its last sched_yield
-  /// returned (0: none yet) and whether that call continued a loop of yields (yield_waits).
+  /// returned (0: none yet) and whether that call continued a loop of yields (waiting_in_yield).
   std::atomic<bool> in_yield{false};
   std::atomic<uint64_t> yield_returned_ns{0};
   std::atomic<bool> yield_loop{false};

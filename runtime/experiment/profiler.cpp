@@ -5,7 +5,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-
 #include <signal.h>
 #include <unistd.h>
 

@@ -47,11 +47,11 @@ WHATIF_SIGNAL_SAFE uint64_t deadline_shift_ns(clockid_t clock);
 void before_waking();
 /// Paper table 2: around a call that may block. `woken_by_thread` says whether another thread
 /// ended the wait (credit the delays) or a timeout / I/O did (execute them).
-/// Around sched_yield: a loop of them is a wait for another thread (delays::before_yield).
-void before_yield();
-void after_yield();
 void before_blocking();
 void after_blocking(bool woken_by_thread);
+/// Around sched_yield: a loop of them is a wait for another thread (threads::before_yield).
+void before_yield();
+void after_yield();
 /// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
 /// count as woken by a thread.
 void after_blocking_io(int fd, uint64_t blocked_ns);

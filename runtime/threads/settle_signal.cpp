@@ -111,7 +111,8 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
           // In the line in any frame (return addresses point after their call): such a thread
           // earns credit itself and must not wait for the others to leave the line. Not one that
           // the line made yield: it waits.
-          for (uint32_t i = 1; i < sample.callchain_length && !in_line && !in_yield_code(sample.ip); ++i) {
+          const uint32_t frames = in_yield_code(sample.ip) ? 0 : sample.callchain_length;
+          for (uint32_t i = 1; i < frames && !in_line; ++i) {
             in_line = scan->ranges.contains(sample.callchain[i] - 1);
           }
           scan->any = true;
