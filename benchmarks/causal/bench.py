@@ -67,6 +67,8 @@ WORKLOADS = {
     "asyncfan": {"params": {"a": 1000, "b": 800, "rounds": 400}, "lines": ["A", "B"], "metric": "throughput"},
     "poolfan":  {"params": {"a": 1000, "b": 800, "rounds": 400}, "lines": ["A", "B"], "metric": "throughput"},
     "spinlock": {"params": {"a": 300, "b": 500, "items": 2000}, "lines": ["A", "B"], "metric": "throughput"},
+    # A request/reply whose both sides wait in sched_yield loops (session 16).
+    "yieldrpc": {"params": {"a": 400, "b": 700, "items": 900}, "lines": ["A", "B"], "metric": "throughput"},
 }
 THROUGHPUT_POINT = "item"
 LATENCY_POINT = "request"
@@ -110,7 +112,7 @@ COUNTS = {
     "amdahl3": ("rounds", 300), "cxxpipe": ("items", 450), "cxxlock": ("items", 700),
     "crowd": ("items", 3000), "procpool": ("children", 120), "sempipe": ("items", 16000),
     "cxxbarrier": ("rounds", 600), "asyncfan": ("rounds", 400), "poolfan": ("rounds", 400),
-    "spinlock": ("items", 2000),
+    "spinlock": ("items", 2000), "yieldrpc": ("items", 900),
 }
 LENGTH = 1.0  # --length
 
