@@ -606,7 +606,13 @@ def main():
     for w in workloads:
         if w not in WORKLOADS:
             sys.exit("unknown workload '%s' (known: %s)" % (w, ", ".join(WORKLOADS)))
-    bindir = a.bindir or os.path.join(a.build, "benchmarks", "causal")
+    # The profiled runs start in their own working directories: a relative --build or --bindir
+    # failed there, after all the native runs.
+    a.build = os.path.abspath(a.build)
+    bindir = os.path.abspath(a.bindir) if a.bindir else os.path.join(a.build, "benchmarks", "causal")
+    if not os.access(os.path.join(a.build, "launcher", "whatif"), os.X_OK) and any(
+            p.startswith("whatif") for p in a.profilers.split(",")):
+        sys.exit("no launcher at %s/launcher/whatif: build it first (make build)" % a.build)
     for w in workloads:
         for suffix in ("", "_dwarf3"):
             if not os.access(os.path.join(bindir, "wl_" + exe_name(w) + suffix), os.X_OK):
