@@ -10,26 +10,31 @@
 namespace whatif::threads {
 
 namespace {
-std::atomic<uint64_t> g_own_begin{0};
-std::atomic<uint64_t> g_own_end{0};
-std::atomic<uint64_t> g_yield_begin{0};
-std::atomic<uint64_t> g_yield_end{0};
+/// A code range the profiler thread sets once before experiments start; handlers test IPs against it.
+class CodeRange {
+ public:
+  void set(uint64_t begin, uint64_t end) {
+    begin_.store(begin, std::memory_order_relaxed);
+    end_.store(end, std::memory_order_release);
+  }
+  WHATIF_SIGNAL_SAFE bool contains(uint64_t ip) const {
+    return ip < end_.load(std::memory_order_acquire) && ip >= begin_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<uint64_t> begin_{0};
+  std::atomic<uint64_t> end_{0};
+};
+CodeRange g_own;    // the runtime's own code
+CodeRange g_yield;  // libc's sched_yield
 const x86::Decoder g_decoder;  // constructed before main: spin_wait_at runs in signal handlers
 }  // namespace
 
-void set_own_code(uint64_t begin, uint64_t end) {
-  g_own_begin.store(begin, std::memory_order_relaxed);
-  g_own_end.store(end, std::memory_order_release);
-}
+void set_own_code(uint64_t begin, uint64_t end) { g_own.set(begin, end); }
 
-void set_yield_code(uint64_t begin, uint64_t end) {
-  g_yield_begin.store(begin, std::memory_order_relaxed);
-  g_yield_end.store(end, std::memory_order_release);
-}
+void set_yield_code(uint64_t begin, uint64_t end) { g_yield.set(begin, end); }
 
-WHATIF_SIGNAL_SAFE bool in_yield_code(uint64_t ip) {
-  return ip < g_yield_end.load(std::memory_order_acquire) && ip >= g_yield_begin.load(std::memory_order_relaxed);
-}
+WHATIF_SIGNAL_SAFE bool in_yield_code(uint64_t ip) { return g_yield.contains(ip); }
 
 WHATIF_SIGNAL_SAFE uint32_t NudgeTable::nudge_owing(const ThreadState* self, uint64_t target) const {
   readers_.fetch_add(1, std::memory_order_seq_cst);  // pairs with quiesce
@@ -94,17 +99,13 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     uint32_t selected = 0;
     bool any = false;
     bool newest_in_line = false;
-    uint64_t own_begin = 0;
-    uint64_t own_end = 0;
   } scan;
-  scan.own_end = g_own_end.load(std::memory_order_acquire);
-  scan.own_begin = g_own_begin.load(std::memory_order_relaxed);
   bool running = thread.sampler && delays::snapshot_selected_ranges(global, scan.ranges);
   if (running) {
     thread.sampler->scan_own(
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
-          if (sample.ip >= scan->own_begin && sample.ip < scan->own_end) return;  // spinning in a pause
+          if (g_own.contains(sample.ip)) return;  // spinning in a pause
           if (!sampling::counts_as_program(sample)) return;  // the kernel's time, not a system call's
           bool in_line = scan->ranges.contains(sample.ip);
           if (in_line) scan->selected += sample.weight;
@@ -146,7 +147,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   if (running && !thread.delays.in_selected_line &&
       thread.delays.local_ns.load(std::memory_order_acquire) < global.global_ns.load(std::memory_order_acquire) &&
       (delays::waiting_in_yield(thread.delays, os::monotonic_ns()) ||
-       (interrupted_ip != 0 && !(interrupted_ip >= scan.own_begin && interrupted_ip < scan.own_end) &&
+       (interrupted_ip != 0 && !g_own.contains(interrupted_ip) &&
         spin_wait_at(interrupted_ip)))) {
     delays::credit_to_global(global, thread.delays);
     return;
