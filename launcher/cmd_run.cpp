@@ -416,7 +416,8 @@ void register_run(CLI::App& app, Commands& commands) {
   CLI::App* run_command = app.add_subcommand(
       "run", "Profile a program: whatif run [options] --- PROGRAM [ARGS...] (a plain -- works too)");
   run_command->add_option("-b,--binary-scope", options->binary_scope,
-                          "Objects whose lines may be chosen: MAIN (default), %-wildcards, !exclusions")
+                          "Objects whose lines may be chosen: MAIN (the executable), OWN (its shared libraries from outside the "
+                          "system's library directories), %-wildcards, !exclusions (default: MAIN OWN)")
       ->take_all();
   run_command->add_option("-s,--source-scope", options->source_scope,
                           "Source files whose lines may be chosen: %-wildcards, !exclusions (default: all of "

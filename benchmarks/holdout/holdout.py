@@ -27,7 +27,8 @@ SRC = os.path.join(HERE, "src")
 BIN = os.path.join(REPO, "build", "benchmarks", "holdout")  # --bindir; outside the source tree
 DEFAULT_WHATIF = os.path.join(REPO, "build", "launcher", "whatif")
 
-# name -> (source file, description, item count for --smoke)
+# name -> (source file, description, item count for --smoke); the source may be a tuple of files
+# (the program's own first) when a marked line lives in another one, e.g. a shared library's
 PROGRAMS = {
     "prodcons": ("prodcons.cpp", "1 producer -> 3 consumers, deque+mutex+condvar (cap 8)", 100),
     "mutex4":   ("mutex4.cpp", "4 threads: non-critical work + mutex critical section", 40),
@@ -45,6 +46,12 @@ PROGRAMS = {
     "spinpipe": ("spinpipe.c", "2 threads handing over through flags spun on without pause: 1 / 0.6 ms", 100),
     "ticker":   ("ticker.c", "fixed-rate loop: absolute 2-ms deadlines, 0.6 + 0.4 ms of work a tick", 100),
     "yieldq":   ("yieldq.cpp", "request/reply between 2 std::threads, waits in std::this_thread::yield() loops: 0.5 / 1 ms", 100),
+    "ompfor":   ("ompfor.c", "OpenMP: serial master 1.5 ms, then parallel for over 4 x 0.75 ms chunks", 50),
+    "taskpool": ("taskpool.cpp", "4-thread pool (condvar wait_for 50 ms): main submits 8 x 0.25 ms tasks, does 0.5 ms, waits", 120),
+    "rwcache":  ("rwcache.cpp", "std::shared_mutex: 3 readers 0.3 ms shared + 0.3 ms; 1 writer 0.5 ms exclusive + 0.5 ms", 400),
+    "evloop":   ("evloop.c", "epoll loop on an eventfd (0.6 ms an event) fed by a 1 ms producer, 4 outstanding", 150),
+    "cvphase":  ("cvphase.cpp", "3 threads, mutex+condvar generation barrier: 2 vs 1 ms phase, then 3 x 1 ms", 45),
+    "solib":    (("solib.c", "solib_lib.c"), "single thread: line A in a shared library (libholdoutwork.so), B in main, 1 ms each", 80),
 }
 
 
@@ -52,14 +59,18 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def find_lines(src_file):
-    """Return {'A': lineno, 'B': lineno} from the `// @line:X` markers."""
+def find_lines(src):
+    """Return {'A': 'file:lineno', 'B': 'file:lineno'} from the `// @line:X` markers in the
+    program's source file, or in each of its files when PROGRAMS names a tuple of them."""
     lines = {}
-    with open(os.path.join(SRC, src_file)) as f:
-        for no, text in enumerate(f, 1):
-            m = re.search(r"//\s*@line:([A-Z])\s*$", text)
-            if m:
-                lines[m.group(1)] = no
+    for src_file in ((src,) if isinstance(src, str) else src):
+        with open(os.path.join(SRC, src_file)) as f:
+            for no, text in enumerate(f, 1):
+                m = re.search(r"//\s*@line:([A-Z])\s*$", text)
+                if m:
+                    if m.group(1) in lines:
+                        sys.exit("line %s marked twice (%s, %s:%d)" % (m.group(1), lines[m.group(1)], src_file, no))
+                    lines[m.group(1)] = "%s:%d" % (src_file, no)
     return lines
 
 
@@ -161,7 +172,7 @@ def smoke(args, progs):
             t1 = run_native(prog, extra)
             tA = run_native(prog, [scale_arg("A", 1.0 - args.speedup / 100.0)] + extra)
             letter = "A"
-            fl = "%s:%d" % (src, lines[letter])
+            fl = lines[letter]
             out_path = os.path.join(args.out, "smoke_%s_%s.jsonl" % (prog, letter))
             # short experiments so that a tiny run holds both baseline and sped-up ones
             pred = whatif_predict(args.whatif[0], prog, fl, args.speedup, out_path, extra,
@@ -169,7 +180,7 @@ def smoke(args, progs):
             if pred is None:
                 raise RuntimeError("whatif gave no prediction for %s (no sped-up experiment?)" % fl)
             log("smoke %-9s lines=%s native n=%d: %.0f ms (scaleA=%.2f: %.0f ms); whatif %s -> %+.1f%%"
-                % (prog, ",".join("%s@%d" % kv for kv in sorted(lines.items())), n_small, t1 / 1e6,
+                % (prog, ",".join("%s@%s" % (c, fl_c.rsplit(":", 1)[1]) for c, fl_c in sorted(lines.items())), n_small, t1 / 1e6,
                    1 - args.speedup / 100.0, tA / 1e6, fl, pred))
         except Exception as e:  # noqa: BLE001
             ok = False
@@ -227,7 +238,7 @@ def main():
         log("[%s] baseline median %.1f ms (min %.1f, max %.1f)"
             % (prog, base / 1e6, min(base_times) / 1e6, max(base_times) / 1e6))
         for c in letters:
-            fl = "%s:%d" % (src, lines[c])
+            fl = lines[c]
             preds = [[] for _ in args.whatif]
             for r in range(args.reps):
                 for w, whatif in enumerate(args.whatif):  # the builds interleaved, rep by rep

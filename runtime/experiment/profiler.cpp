@@ -135,6 +135,9 @@ void Profiler::setup_symbols() {
   const config::Config& config = *context_.config;
   symbols::Scope scope;
   if (!config.binary_scope.empty()) scope.binary_patterns = config.binary_scope;
+  if (Dl_info self{}; dladdr(reinterpret_cast<void*>(&Profiler::thread_main), &self) != 0 && self.dli_fname != nullptr) {
+    scope.runtime_path = self.dli_fname;  // as dl_iterate_phdr names it: its "OWN" lines are whatif's
+  }
   if (!config.source_scope.empty()) scope.source_patterns = config.source_scope;
   auto map = symbols::SymbolMap::for_current_process(scope);
   if (!map) {

@@ -62,7 +62,15 @@ bool wildcard_match(std::string_view pattern, std::string_view text) {
 bool Scope::object_in_scope(const LoadedObject& object) const {
   return admitted(binary_patterns, [&](std::string_view pattern) {
     if (pattern == "MAIN") return object.is_main;
+    if (pattern == "OWN") return own_library(object);
     return pattern_matches(pattern, object.path);
+  });
+}
+
+bool Scope::own_library(const LoadedObject& object) const {
+  if (object.is_main || object.path.empty() || object.path[0] != '/' || object.path == runtime_path) return false;
+  return std::none_of(system_library_dirs.begin(), system_library_dirs.end(), [&](const std::string& dir) {
+    return std::string_view(object.path).substr(0, dir.size()) == dir;
   });
 }
 

@@ -58,9 +58,11 @@ struct LoadedObject {
 
 /// Which objects and source files experiments may choose.
 /// Patterns use '%' as a wildcard matching any run of characters; a pattern starting with '!'
-/// excludes. The binary pattern "MAIN" means the main executable.
+/// excludes. The binary pattern "MAIN" means the main executable, "OWN" the program's own shared
+/// libraries: those loaded from outside the system's library directories (system_library_dirs),
+/// whatif's runtime excepted.
 struct Scope {
-  std::vector<std::string> binary_patterns = {"MAIN"};
+  std::vector<std::string> binary_patterns = {"MAIN", "OWN"};
   std::vector<std::string> source_patterns = {"%"};
   /// Out of scope whatever the patterns say: system and standard-library headers and sources.
   /// Rust's standard library is compiled with its sources remapped to /rustc/<commit hash>/.
@@ -69,7 +71,15 @@ struct Scope {
   /// Dependencies (Rust crates from a registry or git): out of scope unless a source pattern other
   /// than the catch-all "%" selects them (-s %/serde-1.0%/%).
   std::vector<std::string> dependency_patterns = {"%/.cargo/registry/%", "%/.cargo/git/%"};
+  /// Where installed libraries live: an object loaded from under one is not the program's "OWN".
+  std::vector<std::string> system_library_dirs = {"/lib/",     "/lib32/",     "/lib64/",       "/libx32/",
+                                                  "/usr/lib/", "/usr/lib32/", "/usr/lib64/",   "/usr/libx32/",
+                                                  "/usr/libexec/", "/usr/local/lib/", "/usr/local/lib64/"};
+  /// The path whatif's runtime (libwhatif.so) was loaded from: never "OWN" (empty: unknown).
+  std::string runtime_path;
   bool object_in_scope(const LoadedObject& object) const;
+  /// A shared library of the program's own ("OWN"): loaded from outside system_library_dirs.
+  bool own_library(const LoadedObject& object) const;
   bool file_in_scope(std::string_view file) const;
 };
 

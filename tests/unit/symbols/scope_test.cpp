@@ -31,10 +31,22 @@ LoadedObject object(std::string path, bool is_main) {
   return o;
 }
 
-TEST(Scope, DefaultIsTheMainExecutable) {
+TEST(Scope, DefaultIsTheMainExecutableAndItsOwnLibraries) {
+  // Bug: the default was the main executable alone, so a library built beside the program was out
+  // of scope and a --fixed-line in it was never sped up (0.5% predicted for 29.7%).
   Scope scope;
+  scope.runtime_path = "/opt/whatif/lib/libwhatif.so";
   EXPECT_TRUE(scope.object_in_scope(object("/app/bin/server", true)));
+  EXPECT_TRUE(scope.object_in_scope(object("/app/build/libwork.so", false))) << "the program's own";
+  EXPECT_TRUE(scope.object_in_scope(object("/home/me/proj/lib/libcore.so.1", false)));
   EXPECT_FALSE(scope.object_in_scope(object("/usr/lib/x86_64-linux-gnu/libc.so.6", false)));
+  EXPECT_FALSE(scope.object_in_scope(object("/lib/x86_64-linux-gnu/libstdc++.so.6", false)));
+  EXPECT_FALSE(scope.object_in_scope(object("/lib64/ld-linux-x86-64.so.2", false)));
+  EXPECT_FALSE(scope.object_in_scope(object("/usr/local/lib/libinstalled.so", false))) << "installed";
+  EXPECT_FALSE(scope.object_in_scope(object("/opt/whatif/lib/libwhatif.so", false))) << "whatif's runtime";
+  EXPECT_FALSE(scope.object_in_scope(object("linux-vdso.so.1", false)));
+  scope.binary_patterns = {"MAIN"};
+  EXPECT_FALSE(scope.object_in_scope(object("/app/build/libwork.so", false))) << "-b MAIN: Coz's default";
 }
 
 TEST(Scope, BinaryPatternsWildcardsAndExclusions) {
