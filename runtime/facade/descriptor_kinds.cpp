@@ -20,13 +20,31 @@ void DescriptorKinds::remember(int fd, Kind kind, uint64_t now_ns) {
 }
 
 void DescriptorKinds::forget(int fd) {
-  if (fd >= 0 && fd < kCached) entries_[fd].store(0, std::memory_order_relaxed);
+  if (fd >= 0 && fd < kCached) {
+    entries_[fd].store(0, std::memory_order_relaxed);
+    epoll_sets_[fd].store(0, std::memory_order_relaxed);
+  }
 }
 
 void DescriptorKinds::forget_range(unsigned int first, unsigned int last) {
   for (unsigned int fd = first; fd <= last && fd < static_cast<unsigned int>(kCached); ++fd) {
     entries_[fd].store(0, std::memory_order_relaxed);
+    epoll_sets_[fd].store(0, std::memory_order_relaxed);
   }
+}
+
+void DescriptorKinds::note_epoll_registration(int epfd, bool names_fd) {
+  if (epfd < 0 || epfd >= kCached) return;
+  if (!names_fd) {
+    epoll_sets_[epfd].store(kEpollOther, std::memory_order_relaxed);
+    return;
+  }
+  uint8_t none = 0;  // a set that had one registration not naming its descriptor stays so
+  epoll_sets_[epfd].compare_exchange_strong(none, kEpollNamesFds, std::memory_order_relaxed);
+}
+
+bool DescriptorKinds::epoll_names_fds(int epfd) const {
+  return epfd >= 0 && epfd < kCached && epoll_sets_[epfd].load(std::memory_order_relaxed) == kEpollNamesFds;
 }
 
 }  // namespace whatif::facade

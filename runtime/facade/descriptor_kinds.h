@@ -1,6 +1,7 @@
-// Which descriptors a long blocking I/O call counts as woken by another thread of the program (pipes
-// and Unix sockets), remembered per descriptor so a server's thousands of slow reads and writes a
-// second do not each pay an fstat and a getsockname. Application threads (the I/O and close shims).
+// Which descriptors a long blocking I/O call counts as woken by another thread of the program (pipes,
+// Unix sockets and eventfds), remembered per descriptor so a server's thousands of slow reads and
+// writes a second do not each pay an fstat and a getsockname; and which epoll sets name their
+// descriptors in their events. Application threads (the I/O, epoll and close shims).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -26,10 +27,20 @@ class DescriptorKinds {
   /// Every descriptor in [first, last] was closed.
   void forget_range(unsigned int first, unsigned int last);
 
+  /// epoll_ctl added or changed a descriptor in the epoll set `epfd`, with `names_fd`: its event's
+  /// data is the descriptor itself (data.fd == fd, as libevent and most loops register).
+  void note_epoll_registration(int epfd, bool names_fd);
+  /// Whether every registration seen in `epfd` named its descriptor, so a returned event's data.fd
+  /// says which descriptor is ready (false when one did not, or none was seen).
+  bool epoll_names_fds(int epfd) const;
+
  private:
   // (expiry_ns with its two low bits cleared) | kind; 0: nothing remembered. Relaxed: an entry is
   // a hint, and any thread's stale read only costs a lookup or, within kValidNs, the old answer.
   std::atomic<uint64_t> entries_[kCached] = {};
+  // Per epoll set: 0 no registration seen, kEpollNamesFds, or kEpollOther (sticky until closed).
+  static constexpr uint8_t kEpollNamesFds = 1, kEpollOther = 2;
+  std::atomic<uint8_t> epoll_sets_[kCached] = {};
 };
 
 }  // namespace whatif::facade

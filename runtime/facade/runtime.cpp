@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "os/log.h"
 #include "config/config.h"
@@ -507,7 +508,8 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
 }
 
 namespace {
-/// Another thread of this process most likely ends a wait on `fd`: a pipe, or a Unix socket.
+/// Another thread of this process most likely ends a wait on `fd`: a pipe, a Unix socket, or an
+/// eventfd (an anonymous inode whose /proc/self/fd link says so: how event loops are woken).
 DescriptorKinds::Kind descriptor_kind(int fd) {
   struct stat info {};
   if (fstat(fd, &info) != 0) return DescriptorKinds::Kind::kUnknown;
@@ -516,6 +518,15 @@ DescriptorKinds::Kind descriptor_kind(int fd) {
     sockaddr_storage address{};
     socklen_t length = sizeof(address);
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX) {
+      return DescriptorKinds::Kind::kWokenByThread;
+    }
+    return DescriptorKinds::Kind::kOther;
+  }
+  if ((info.st_mode & S_IFMT) == 0) {  // anon_inode: eventfd, timerfd, signalfd, epoll
+    std::string link = "/proc/self/fd/" + std::to_string(fd);
+    char target[64];
+    ssize_t length = readlink(link.c_str(), target, sizeof(target));
+    if (length > 0 && std::string_view(target, static_cast<std::size_t>(length)) == "anon_inode:[eventfd]") {
       return DescriptorKinds::Kind::kWokenByThread;
     }
   }
@@ -561,10 +572,25 @@ bool io_may_be_woken_by_thread(int fd) {
   return remembered_kind(fd) != DescriptorKinds::Kind::kOther;
 }
 
+namespace {
+constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
+}  // namespace
+
+void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready) {
+  after_blocking(blocked_ns >= kBlockedNs && thread_descriptor_ready);
+}
+
+bool thread_descriptor(int fd) { return fd >= 0 && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread; }
+
+void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
+  g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
+}
+
+bool epoll_names_fds(int epfd) { return g_descriptor_kinds.epoll_names_fds(epfd); }
+
 void after_blocking_io(int fd, uint64_t blocked_ns) {
   ThreadState* thread = current_thread();
   if (thread == nullptr) return;
-  constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
   bool woken_by_thread = blocked_ns >= kBlockedNs && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread;
   delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
 
 #include <cstdint>
 
@@ -54,6 +55,17 @@ void before_yield();
 void after_yield();
 /// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
 /// count as woken by a thread.
+/// After a wait on several descriptors (poll, select, epoll) that blocked `blocked_ns`: another
+/// thread of the program ended it when `thread_descriptor_ready` (one of the descriptors it returned
+/// ready is a pipe, a Unix socket or an eventfd, thread_descriptor) and it really waited.
+void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready);
+/// Whether another thread of the program most likely makes `fd` ready: a pipe, a Unix socket or an
+/// eventfd (remembered per descriptor; errno kept).
+bool thread_descriptor(int fd);
+/// epoll_ctl registered `fd` in `epfd` (EPOLL_CTL_ADD or MOD) with `event`.
+void epoll_registered(int epfd, int fd, const struct epoll_event* event);
+/// Whether the events epoll_wait returns for `epfd` name their descriptors (data.fd).
+bool epoll_names_fds(int epfd);
 void after_blocking_io(int fd, uint64_t blocked_ns);
 /// Before a blocking I/O call on `fd`: whether another thread of the program could end its wait (a
 /// pipe, a Unix socket, or a descriptor not known), so its duration is worth measuring. A file or a

@@ -1,36 +1,71 @@
 /* Pipe wake-ups: a producer thread computes each item (the line to speed up) and writes a byte to a
    pipe; the consumer waits in read(2) for it, then does a little work of its own. The consumer is
-   woken by a thread of the program, so it is credited, not delayed. Usage: pipe_wake [items=3000].
-   Exits non-zero if a byte is lost. */
+   woken by a thread of the program, so it is credited, not delayed. Usage: pipe_wake [items=3000]
+   [wait=read|poll|epoll|eventfd]: poll and epoll wait for the pipe with poll(2) or epoll_wait(2)
+   before the read, as event loops do; eventfd has the producer add 1 to an eventfd the consumer
+   waits for with epoll_wait. Exits non-zero if an item is lost. */
+#include <poll.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include <whatif.h>
 
 #include "itest.h"
 
 static int g_pipe[2];
+static int g_eventfd = -1; /* eventfd mode: the producer signals here instead */
 static long g_items;
 
 static void* producer(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
   for (long i = 0; i < g_items; ++i) {
     WORK(acc, 200); /* @produce */
-    ITEST_CHECK(write(g_pipe[1], "x", 1) == 1, "write");
+    if (g_eventfd >= 0) {
+      uint64_t one = 1;
+      ITEST_CHECK(write(g_eventfd, &one, sizeof one) == sizeof one, "write eventfd");
+    } else {
+      ITEST_CHECK(write(g_pipe[1], "x", 1) == 1, "write");
+    }
   }
   return (void*)(uintptr_t)acc;
 }
 
 int main(int argc, char** argv) {
   g_items = itest_arg(argc, argv, 1, 3000);
+  const char* wait = argc > 2 ? argv[2] : "read";
   ITEST_CHECK(pipe(g_pipe) == 0, "pipe");
+  int watched = g_pipe[0];
+  if (strcmp(wait, "eventfd") == 0) watched = g_eventfd = eventfd(0, 0);
+  int ep = -1;
+  if (strcmp(wait, "epoll") == 0 || strcmp(wait, "eventfd") == 0) {
+    ep = epoll_create1(0);
+    struct epoll_event interest = {.events = EPOLLIN, .data.fd = watched};
+    ITEST_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, watched, &interest) == 0, "epoll");
+  }
   pthread_t thread;
   ITEST_CHECK(pthread_create(&thread, NULL, producer, (void*)(uintptr_t)7) == 0, "create");
   uint64_t acc = 3;
-  for (long i = 0; i < g_items; ++i) {
-    char byte = 0;
-    ITEST_CHECK(read(g_pipe[0], &byte, 1) == 1 && byte == 'x', "read item %ld", i);
-    WORK(acc, 10); /* @consume */
-    COZ_PROGRESS_NAMED("item");
+  for (long i = 0; i < g_items;) {
+    if (ep >= 0) {
+      struct epoll_event ready;
+      ITEST_CHECK(epoll_wait(ep, &ready, 1, -1) == 1 && ready.data.fd == watched, "epoll_wait");
+    } else if (strcmp(wait, "poll") == 0) {
+      struct pollfd interest = {.fd = watched, .events = POLLIN};
+      ITEST_CHECK(poll(&interest, 1, -1) == 1, "poll");
+    }
+    uint64_t count = 1;
+    if (g_eventfd >= 0) {
+      ITEST_CHECK(read(g_eventfd, &count, sizeof count) == sizeof count, "read eventfd");
+    } else {
+      char byte = 0;
+      ITEST_CHECK(read(g_pipe[0], &byte, 1) == 1 && byte == 'x', "read item %ld", i);
+    }
+    for (uint64_t k = 0; k < count; ++k, ++i) {
+      WORK(acc, 10); /* @consume */
+      COZ_PROGRESS_NAMED("item");
+    }
   }
   void* result = NULL;
   pthread_join(thread, &result);
