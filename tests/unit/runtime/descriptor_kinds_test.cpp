@@ -49,5 +49,24 @@ TEST(DescriptorKinds, DescriptorsBeyondTheTableAreAlwaysLookedUp) {
   kinds->forget(-3);
 }
 
+TEST(DescriptorKinds, AnEpollSetNamesItsDescriptorsOnlyIfEveryRegistrationDid) {
+  // epoll_wait's events say which descriptor is ready only through data.fd: a set where one
+  // registration carried a pointer instead cannot be read so, and an unknown set neither.
+  auto kinds = std::make_unique<DescriptorKinds>();
+  EXPECT_FALSE(kinds->epoll_names_fds(5)) << "no registration seen";
+  kinds->note_epoll_registration(5, true);
+  kinds->note_epoll_registration(5, true);
+  EXPECT_TRUE(kinds->epoll_names_fds(5));
+  kinds->note_epoll_registration(5, false);
+  kinds->note_epoll_registration(5, true);
+  EXPECT_FALSE(kinds->epoll_names_fds(5)) << "one registration with data.ptr spoils the set";
+  kinds->forget(5);  // closed: a new set may take the number
+  kinds->note_epoll_registration(5, true);
+  EXPECT_TRUE(kinds->epoll_names_fds(5));
+  kinds->note_epoll_registration(DescriptorKinds::kCached, true);  // beyond the table: ignored
+  EXPECT_FALSE(kinds->epoll_names_fds(DescriptorKinds::kCached));
+  EXPECT_FALSE(kinds->epoll_names_fds(-1));
+}
+
 }  // namespace
 }  // namespace whatif::facade
