@@ -2,6 +2,7 @@
 // that splits a sample ring between its thread and the profiler (sampling, os), and settle_delays,
 // which credits a thread's own samples before it wakes another thread (core).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sched.h>
 
 #include <cstring>
@@ -123,6 +124,13 @@ uint64_t thread_cpu_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
+/// The calling thread's user-mode CPU time.
+uint64_t user_ns() {
+  struct rusage usage {};
+  getrusage(RUSAGE_THREAD, &usage);
+  return static_cast<uint64_t>(usage.ru_utime.tv_sec) * 1000000000ull + static_cast<uint64_t>(usage.ru_utime.tv_usec) * 1000ull;
+}
+
 TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
   // Bug: each random period was set from the handler, and PERF_EVENT_IOC_PERIOD restarts the count
   // there, so the time from the overflow to the handler fell outside every period (about 25 us in
@@ -136,6 +144,7 @@ TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
   ASSERT_EQ(sampler.enable(), 0);
   constexpr uint64_t kCpuNs = 600 * kMs;
   const uint64_t start = thread_cpu_ns();
+  const uint64_t user_start = user_ns();
   uint64_t samples = 0;
   volatile uint64_t x = 0;
   while (thread_cpu_ns() - start < kCpuNs) {
@@ -148,9 +157,12 @@ TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
     }
   }
   sampler.disable();
-  const double expected = static_cast<double>(kCpuNs) / kMs;
-  EXPECT_GT(static_cast<double>(samples), 0.97 * expected) << samples << " samples in " << expected << " periods of CPU";
-  EXPECT_LT(static_cast<double>(samples), 1.03 * expected) << samples << " samples in " << expected << " periods of CPU";
+  // Of the thread's CPU time, its user-mode part: on a loaded machine (make test's -j) more of it
+  // goes to the kernel's interrupts and switches, which this sampler does not count (570 samples of
+  // 600 once beside other tests; 561 without the fix on a quiet machine).
+  const double expected = static_cast<double>(user_ns() - user_start) / kMs;
+  EXPECT_GT(static_cast<double>(samples), 0.97 * expected) << samples << " samples in " << expected << " periods of user CPU";
+  EXPECT_LT(static_cast<double>(samples), 1.03 * expected) << samples << " samples in " << expected << " periods of user CPU";
 }
 
 TEST(PerfRingScan, SamplesTheThreadScannedAreReportedAsSuchAndNeverTwice) {
