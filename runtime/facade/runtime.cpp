@@ -580,13 +580,36 @@ void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready) {
   after_blocking(blocked_ns >= kBlockedNs && thread_descriptor_ready);
 }
 
+namespace {
 bool thread_descriptor(int fd) { return fd >= 0 && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread; }
+}  // namespace
+
+bool poll_woken_by_thread(const struct pollfd* fds, nfds_t count) {
+  for (nfds_t i = 0; i < count; ++i) {
+    if ((fds[i].revents & (POLLIN | POLLPRI | POLLHUP)) != 0 && thread_descriptor(fds[i].fd)) return true;
+  }
+  return false;
+}
+
+bool select_woken_by_thread(int count, const fd_set* readable) {
+  if (readable == nullptr) return false;
+  for (int fd = 0; fd < count && fd < FD_SETSIZE; ++fd) {
+    if (FD_ISSET(fd, readable) && thread_descriptor(fd)) return true;
+  }
+  return false;
+}
+
+bool epoll_woken_by_thread(int epfd, const struct epoll_event* events, int ready) {
+  if (!g_descriptor_kinds.epoll_names_fds(epfd)) return false;
+  for (int i = 0; i < ready; ++i) {
+    if ((events[i].events & (EPOLLIN | EPOLLPRI | EPOLLHUP)) != 0 && thread_descriptor(events[i].data.fd)) return true;
+  }
+  return false;
+}
 
 void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
   g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
 }
-
-bool epoll_names_fds(int epfd) { return g_descriptor_kinds.epoll_names_fds(epfd); }
 
 void after_blocking_io(int fd, uint64_t blocked_ns) {
   ThreadState* thread = current_thread();

@@ -3,7 +3,9 @@
 #pragma once
 #include <pthread.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 
 #include <cstdint>
 
@@ -59,13 +61,15 @@ void after_yield();
 /// thread of the program ended it when `thread_descriptor_ready` (one of the descriptors it returned
 /// ready is a pipe, a Unix socket or an eventfd, thread_descriptor) and it really waited.
 void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready);
-/// Whether another thread of the program most likely makes `fd` ready: a pipe, a Unix socket or an
-/// eventfd (remembered per descriptor; errno kept).
-bool thread_descriptor(int fd);
+/// Whether one of the descriptors that poll returned readable, select returned readable, or epoll
+/// returned in `events` is another thread's to make ready: a pipe, a Unix socket or an eventfd
+/// (remembered per descriptor; errno kept). For epoll only in a set whose registrations all named
+/// their descriptors (data.fd), else the events do not say which.
+bool poll_woken_by_thread(const struct pollfd* fds, nfds_t count);
+bool select_woken_by_thread(int count, const fd_set* readable);
+bool epoll_woken_by_thread(int epfd, const struct epoll_event* events, int ready);
 /// epoll_ctl registered `fd` in `epfd` (EPOLL_CTL_ADD or MOD) with `event`.
 void epoll_registered(int epfd, int fd, const struct epoll_event* event);
-/// Whether the events epoll_wait returns for `epfd` name their descriptors (data.fd).
-bool epoll_names_fds(int epfd);
 void after_blocking_io(int fd, uint64_t blocked_ns);
 /// Before a blocking I/O call on `fd`: whether another thread of the program could end its wait (a
 /// pipe, a Unix socket, or a descriptor not known), so its duration is worth measuring. A file or a

@@ -76,10 +76,9 @@ auto blocking(Call&& call, Woken&& woken) {
   return result;
 }
 
-/// A wait on several descriptors (poll, select, epoll): another thread ended it when one that
-/// `thread_ready(result)` finds among those returned ready is a pipe, a Unix socket or an eventfd
-/// (facade::thread_descriptor). An event loop woken by its own worker owes nothing for the wait; one
-/// woken by a client (a TCP socket) pays what accrued, as before.
+/// A wait on several descriptors (poll, select, epoll): another thread ended it when
+/// `thread_ready(result)` finds a pipe, a Unix socket or an eventfd among those returned ready
+/// (facade::poll_woken_by_thread and its siblings).
 template <typename Call, typename ThreadReady>
 int blocking_ready(Call&& call, ThreadReady&& thread_ready) {
   ReentryGuard guard;
@@ -92,33 +91,6 @@ int blocking_ready(Call&& call, ThreadReady&& thread_ready) {
   facade::after_blocking_ready(blocked, result > 0 && thread_ready(result));
   errno = saved_errno;
   return result;
-}
-
-/// Whether one of the descriptors poll returned ready (readable) is another thread's to wake.
-bool polled_thread(const struct pollfd* fds, nfds_t count) {
-  for (nfds_t i = 0; i < count; ++i) {
-    if ((fds[i].revents & (POLLIN | POLLPRI | POLLHUP)) != 0 && facade::thread_descriptor(fds[i].fd)) return true;
-  }
-  return false;
-}
-/// Whether one of the descriptors select returned readable is another thread's to wake.
-bool selected_thread(int count, const fd_set* readable) {
-  if (readable == nullptr) return false;
-  for (int fd = 0; fd < count && fd < FD_SETSIZE; ++fd) {
-    if (FD_ISSET(fd, readable) && facade::thread_descriptor(fd)) return true;
-  }
-  return false;
-}
-/// Whether one of the events epoll returned is another thread's to wake: only in a set whose
-/// registrations all named their descriptors (data.fd), else the events do not say which.
-bool epoll_thread(int epfd, const struct epoll_event* events, int ready) {
-  if (!facade::epoll_names_fds(epfd)) return false;
-  for (int i = 0; i < ready; ++i) {
-    if ((events[i].events & (EPOLLIN | EPOLLPRI | EPOLLHUP)) != 0 && facade::thread_descriptor(events[i].data.fd)) {
-      return true;
-    }
-  }
-  return false;
 }
 
 /// sched_yield: a loop of them waits for another thread (facade::before_yield).
@@ -730,28 +702,28 @@ WHATIF_EXPORT int connect(int fd, const struct sockaddr* address, socklen_t addr
   return blocking_io(fd, [&] { return real::connect(fd, address, address_length); });
 }
 WHATIF_EXPORT int poll(struct pollfd* fds, nfds_t count, int timeout) {
-  return blocking_ready([&] { return real::poll(fds, count, timeout); }, [&](int) { return polled_thread(fds, count); });
+  return blocking_ready([&] { return real::poll(fds, count, timeout); }, [&](int) { return facade::poll_woken_by_thread(fds, count); });
 }
 WHATIF_EXPORT int ppoll(struct pollfd* fds, nfds_t count, const struct timespec* timeout, const sigset_t* mask) {
   return blocking_ready([&] { return real::ppoll(fds, count, timeout, mask); },
-                        [&](int) { return polled_thread(fds, count); });
+                        [&](int) { return facade::poll_woken_by_thread(fds, count); });
 }
 WHATIF_EXPORT int select(int count, fd_set* readable, fd_set* writable, fd_set* errors, struct timeval* timeout) {
   return blocking_ready([&] { return real::select(count, readable, writable, errors, timeout); },
-                        [&](int) { return selected_thread(count, readable); });
+                        [&](int) { return facade::select_woken_by_thread(count, readable); });
 }
 WHATIF_EXPORT int pselect(int count, fd_set* readable, fd_set* writable, fd_set* errors, const struct timespec* timeout,
                           const sigset_t* mask) {
   return blocking_ready([&] { return real::pselect(count, readable, writable, errors, timeout, mask); },
-                        [&](int) { return selected_thread(count, readable); });
+                        [&](int) { return facade::select_woken_by_thread(count, readable); });
 }
 WHATIF_EXPORT int epoll_wait(int fd, struct epoll_event* events, int count, int timeout) {
   return blocking_ready([&] { return real::epoll_wait(fd, events, count, timeout); },
-                        [&](int ready) { return epoll_thread(fd, events, ready); });
+                        [&](int ready) { return facade::epoll_woken_by_thread(fd, events, ready); });
 }
 WHATIF_EXPORT int epoll_pwait(int fd, struct epoll_event* events, int count, int timeout, const sigset_t* mask) {
   return blocking_ready([&] { return real::epoll_pwait(fd, events, count, timeout, mask); },
-                        [&](int ready) { return epoll_thread(fd, events, ready); });
+                        [&](int ready) { return facade::epoll_woken_by_thread(fd, events, ready); });
 }
 WHATIF_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event* event) noexcept {
   real::resolve();

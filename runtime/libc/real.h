@@ -66,7 +66,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(read) REQUIRED(write) REQUIRED(recv) REQUIRED(send) REQUIRED(recvfrom)                 \
   REQUIRED(sendto) REQUIRED(recvmsg) REQUIRED(sendmsg) REQUIRED(accept) REQUIRED(accept4)         \
   REQUIRED(connect) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select) REQUIRED(pselect)             \
-  REQUIRED(epoll_wait) REQUIRED(epoll_pwait) REQUIRED(epoll_ctl)                                                      \
+  REQUIRED(epoll_wait) REQUIRED(epoll_pwait) REQUIRED(epoll_ctl)                                 \
   REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
   REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)            \
