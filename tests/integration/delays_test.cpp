@@ -406,7 +406,7 @@ TEST_F(Integration, AThreadYieldingInALoopIsCreditedToo) {
   EXPECT_GT(spin_wait / cpu, 0.015) << "time inside sched_yield is a wait, not work the program must do";
 }
 
-TEST_F(Integration, ALineThatPollsAndYieldsGainsNothingFromRunningFaster) {
+TEST_F(Integration, ALineThatPollsAndYieldsIsNotSpedUpWhileItWaits) {
   // Bug: the time a polling loop spends inside sched_yield was the loop line's, so speeding the
   // line up inserted delays for its waiting: the other thread paid part of them after its
   // hand-off (a plain store, which no rule sees), and the wait line of a yield ping-pong was
@@ -414,9 +414,10 @@ TEST_F(Integration, ALineThatPollsAndYieldsGainsNothingFromRunningFaster) {
   // Inside sched_yield a thread waits, whatever line called it.
   // The delays show it without the noise of a prediction: 4.5-5.5% of the sped-up experiments'
   // time on a quiet machine or beside two busy loops (the loop's own load and compare are the
-  // line's), 36-38% before the fix (7% beside a yield ping-pong). Beside another yield ping-pong the line is hardly sampled, and
-  // the prediction is the throughput noise of 10 experiments per arm (up to 9.6% in CI, where
-  // this test's sibling runs at the same time), so it only has to stay below the bug's.
+  // line's), 36-38% before the fix (7% beside a yield ping-pong). The prediction itself is not
+  // asserted: with next to no delay inserted it is the throughput noise of 10 experiments per arm,
+  // which a loaded machine makes anything (9.6% in CI beside this test's sibling, 31.8% in one
+  // `make test`); on a quiet machine it was 1.2%, 21.3% before the fix.
   Profile p = run_half_speedup_of("spin_pingpong_yield", "wait", "1500", "spin_pingpong.c");
   ASSERT_GE(p.experiments.size(), 4u);
   double delay = 0, duration = 0;
@@ -427,8 +428,6 @@ TEST_F(Integration, ALineThatPollsAndYieldsGainsNothingFromRunningFaster) {
   }
   ASSERT_GT(duration, 0);
   EXPECT_LT(delay / duration, 0.15) << "a thread inside sched_yield is not running the line that called it";
-  double predicted = predicted_time_saved(p, "round", 0.5);
-  EXPECT_LT(std::abs(predicted), 0.15) << "polling faster does not end the wait sooner";
 }
 
 TEST_F(Integration, ALibraryConstructorCallingSyscallBeforeTheRuntimeStartsWorks) {
