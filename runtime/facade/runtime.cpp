@@ -611,12 +611,7 @@ void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
   g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
 }
 
-void after_blocking_io(int fd, uint64_t blocked_ns) {
-  ThreadState* thread = current_thread();
-  if (thread == nullptr) return;
-  bool woken_by_thread = blocked_ns >= kBlockedNs && remembered_kind(fd) == DescriptorKinds::Kind::kWokenByThread;
-  delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
-}
+void after_blocking_io(int fd, uint64_t blocked_ns) { after_blocking(blocked_ns >= kBlockedNs && thread_descriptor(fd)); }
 
 void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
 
