@@ -52,6 +52,12 @@ PROGRAMS = {
     "evloop":   ("evloop.c", "epoll loop on an eventfd (0.6 ms an event) fed by a 1 ms producer, 4 outstanding", 150),
     "cvphase":  ("cvphase.cpp", "3 threads, mutex+condvar generation barrier: 2 vs 1 ms phase, then 3 x 1 ms", 45),
     "solib":    (("solib.c", "solib_lib.c"), "single thread: line A in a shared library (libholdoutwork.so), B in main, 1 ms each", 80),
+    "futexsem": ("futexsem.c", "producer 1 ms -> consumer 0.6 ms, ring of 4, hand-written semaphore on raw futex syscalls", 150),
+    "fileio":   ("fileio.c", "single thread: pwrite+pread of 64 KiB blocks on a /tmp file (A) vs arithmetic (B), 1 ms each", 100),
+    "spawnjoin": ("spawnjoin.c", "per round 2 fresh pthreads run 1 ms (A) while main runs 0.7 ms (B), then joins", 100),
+    "stdsort":  ("stdsort.cpp", "single thread: std::sort with a lambda on 33 chunks of 1024 records (A) vs arithmetic (B), 1 ms each", 100),
+    "qsortcb":  ("qsortcb.c", "single thread: libc qsort with a user comparator on 20 chunks of 1024 ints (A) vs arithmetic (B), 1 ms each", 100),
+    "mallocmt": ("mallocmt.c", "2 independent workers: 25000 malloc/free of 16..2048 bytes (A) + arithmetic (B), 1 ms each", 200),
 }
 
 
