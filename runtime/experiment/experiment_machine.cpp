@@ -40,7 +40,13 @@ void ExperimentMachine::begin(uint64_t now) {
   state_until_ns_ = now + kCoolOffNs;
 }
 
-ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
+bool ExperimentMachine::awaiting_visit(uint64_t now) const {
+  if (state_ == State::kWarmingUp) return now >= state_until_ns_;
+  return state_ == State::kRunning && !settings_.end_to_end && now - start_ns_ >= length_ns_;
+}
+
+ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained, bool visited) {
+  const uint64_t visit_wait = length_ns_ / kVisitWaitDivisor;
   switch (state_) {
     case State::kCoolOff:
       if (now >= state_until_ns_) {
@@ -53,7 +59,7 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
       if (candidate_ >= 0) return start(now, candidate_);
       break;
     case State::kWarmingUp:
-      if (now >= state_until_ns_) {
+      if (now >= state_until_ns_ && (visited || now - state_until_ns_ >= visit_wait)) {
         state_ = State::kRunning;
         start_ns_ = now;
         selected_samples_ = 0;
@@ -62,7 +68,7 @@ ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained) {
       }
       break;
     case State::kRunning:
-      if (!settings_.end_to_end && now - start_ns_ >= length_ns_) {
+      if (!settings_.end_to_end && now - start_ns_ >= length_ns_ && (visited || now - start_ns_ - length_ns_ >= visit_wait)) {
         state_ = State::kDraining;
         state_until_ns_ = now + kMaxDrainNs;
         return {Action::Kind::kBeginDraining};

@@ -253,7 +253,8 @@ void Profiler::tick(uint64_t now) {
   if (machine_.in_experiment()) in_flight_.integrate(now, read_points());
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;
-  ExperimentMachine::Action action = machine_.tick(now, draining && drained());
+  ExperimentMachine::Action action = machine_.tick(now, draining && drained(), visited_since_awaiting(now));
+  if (action.kind != ExperimentMachine::Action::Kind::kNone) awaiting_visit_ = false;
   switch (action.kind) {
     case ExperimentMachine::Action::Kind::kStart: start_experiment(now, action.line, action.speedup); break;
     case ExperimentMachine::Action::Kind::kMeasure: begin_measuring(now); break;
@@ -633,6 +634,27 @@ bool Profiler::at_spin_wait(uint64_t ip) {
     it->second = threads::spin_wait_at(ip);
   }
   return it->second;
+}
+
+uint64_t Profiler::progress_visits() {
+  uint64_t total = 0;
+  for (const progress::PointReading& reading : read_points()) total += reading.visits;
+  for (uint64_t visits : breakpoints_.read(snapshot_)) total += visits;
+  for (uint64_t visits : sampled_counts_) total += visits;
+  return total;
+}
+
+bool Profiler::visited_since_awaiting(uint64_t now) {
+  if (!machine_.awaiting_visit(now)) return true;
+  // Read only while a boundary waits (a tick or two an experiment, ending at the first tick after a
+  // visit): breakpoint counts are a read(2) per thread.
+  uint64_t visits = progress_visits();
+  if (!awaiting_visit_) {
+    awaiting_visit_ = true;
+    visits_when_awaiting_ = visits;
+    return false;
+  }
+  return visits > visits_when_awaiting_;
 }
 
 bool Profiler::progress_seen() const {

@@ -118,6 +118,12 @@ class Profiler {
   void update_schedstat(uint64_t now);
   /// Whether any progress point has been visited since the start, in or between experiments.
   bool progress_seen() const;
+  /// Visits (and latency arrivals) of every progress point so far: source, -p and sampled points.
+  uint64_t progress_visits();
+  /// For ExperimentMachine::tick: whether a point was visited since the machine began to wait for
+  /// a visit to end its warm-up or measurement at (false on the tick it begins; true when it waits
+  /// for none).
+  bool visited_since_awaiting(uint64_t now);
   /// The program's CPU time so far: its threads' and forked children's, not whatif's (the profiler
   /// thread's, which calls it, nor the spins of pauses). Only differences mean anything.
   uint64_t program_cpu_ns();
@@ -166,6 +172,8 @@ class Profiler {
   /// What the running threads still owed, on average, when an oversubscribed experiment ended
   /// without a drain: the delay they did not execute, which its effective time gets back.
   uint64_t unpaid_ns_ = 0;
+  bool awaiting_visit_ = false;        // the machine waits for a progress visit (visited_since_awaiting)
+  uint64_t visits_when_awaiting_ = 0;  // progress_visits() when it began to
   delays::RangesSnapshot published_ranges_;  // what threads credit themselves in this experiment
   std::vector<progress::PointReading> points_at_start_;
   std::vector<uint64_t> breakpoints_at_start_;

@@ -97,6 +97,41 @@ TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
   EXPECT_EQ(machine.state(), State::kWaitingForLine);
 }
 
+TEST(ExperimentMachine, MeasurementStartsAndEndsRightAfterAProgressVisit) {
+  // Items of 3 ms, 30 to an experiment: a window cut anywhere counted one item more or less than
+  // the time it spanned held (3% of each experiment's rate). Once the warm-up or the length is
+  // over, the boundary waits for a visit, at most a quarter of the length.
+  ExperimentMachine machine(settings(true, 50), 1);
+  machine.begin(0);
+  uint64_t now = kCoolOffNs;
+  machine.tick(now, false);  // the cool-off ends
+  ASSERT_EQ(machine.tick(now, false).kind, Kind::kStart);
+  EXPECT_FALSE(machine.awaiting_visit(now));
+  now += kWarmUp;
+  EXPECT_TRUE(machine.awaiting_visit(now));
+  EXPECT_EQ(machine.tick(now, false, false).kind, Kind::kNone) << "no visit yet: still warming up";
+  EXPECT_EQ(machine.state(), State::kWarmingUp);
+  now += 2 * kMs;
+  EXPECT_EQ(machine.tick(now, false, true).kind, Kind::kMeasure) << "the tick after a visit";
+  EXPECT_EQ(machine.start_ns(), now);
+  EXPECT_FALSE(machine.awaiting_visit(now + kLength - 1));
+  EXPECT_EQ(machine.tick(now + kLength, false, false).kind, Kind::kNone) << "long enough, but no visit";
+  EXPECT_EQ(machine.state(), State::kRunning);
+  EXPECT_EQ(machine.tick(now + kLength + kMs, false, true).kind, Kind::kBeginDraining);
+  machine.finish(now + kLength + kMs, {});
+
+  // A program whose points are seldom visited: the boundaries wait a quarter of the length at most.
+  now += kLength + kMs + kCoolOffNs;
+  machine.tick(now, false);  // the cool-off ends
+  ASSERT_EQ(machine.tick(now, false).kind, Kind::kStart);
+  now += kWarmUp;
+  EXPECT_EQ(machine.tick(now + kLength / 4 - 1, false, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.tick(now + kLength / 4, false, false).kind, Kind::kMeasure);
+  now += kLength / 4;
+  EXPECT_EQ(machine.tick(now + kLength + kLength / 4 - 1, false, false).kind, Kind::kNone);
+  EXPECT_EQ(machine.tick(now + kLength + kLength / 4, false, false).kind, Kind::kBeginDraining);
+}
+
 TEST(ExperimentMachine, EachExperimentTakesTheFirstLineSampledAfterItsCoolOff) {
   ExperimentMachine machine(settings(false, 10), 1);
   machine.begin(0);
