@@ -636,7 +636,7 @@ bool Profiler::at_spin_wait(uint64_t ip) {
   return it->second;
 }
 
-uint64_t Profiler::progress_visits() {
+uint64_t Profiler::progress_visits() const {
   uint64_t total = 0;
   for (const progress::PointReading& reading : read_points()) total += reading.visits;
   for (uint64_t visits : breakpoints_.read(snapshot_)) total += visits;
@@ -649,6 +649,7 @@ bool Profiler::visited_since_awaiting(uint64_t now) {
   // Read only while a boundary waits (a tick or two an experiment, ending at the first tick after a
   // visit): breakpoint counts are a read(2) per thread.
   uint64_t visits = progress_visits();
+  if (visits == 0) return true;  // no point visited yet (or none at all): nothing to wait for
   if (!awaiting_visit_) {
     awaiting_visit_ = true;
     visits_when_awaiting_ = visits;
@@ -657,18 +658,7 @@ bool Profiler::visited_since_awaiting(uint64_t now) {
   return visits > visits_when_awaiting_;
 }
 
-bool Profiler::progress_seen() const {
-  for (const progress::PointReading& reading : read_points()) {
-    if (reading.visits > 0) return true;
-  }
-  for (uint64_t visits : breakpoints_.read(snapshot_)) {
-    if (visits > 0) return true;
-  }
-  for (uint64_t visits : sampled_counts_) {
-    if (visits > 0) return true;
-  }
-  return context_.config->end_to_end;
-}
+bool Profiler::progress_seen() const { return progress_visits() > 0 || context_.config->end_to_end; }
 
 void Profiler::write_samples(uint64_t now) {
   std::vector<std::pair<std::string, uint64_t>> counts;

@@ -119,7 +119,7 @@ class Profiler {
   /// Whether any progress point has been visited since the start, in or between experiments.
   bool progress_seen() const;
   /// Visits (and latency arrivals) of every progress point so far: source, -p and sampled points.
-  uint64_t progress_visits();
+  uint64_t progress_visits() const;
   /// For ExperimentMachine::tick: whether a point was visited since the machine began to wait for
   /// a visit to end its warm-up or measurement at (false on the tick it begins; true when it waits
   /// for none).
