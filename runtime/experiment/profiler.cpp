@@ -254,7 +254,6 @@ void Profiler::tick(uint64_t now) {
 
   bool draining = machine_.state() == ExperimentMachine::State::kDraining;
   ExperimentMachine::Action action = machine_.tick(now, draining && drained(), visited_since_awaiting(now));
-  if (action.kind != ExperimentMachine::Action::Kind::kNone) awaiting_visit_ = false;
   switch (action.kind) {
     case ExperimentMachine::Action::Kind::kStart: start_experiment(now, action.line, action.speedup); break;
     case ExperimentMachine::Action::Kind::kMeasure: begin_measuring(now); break;
@@ -645,7 +644,10 @@ uint64_t Profiler::progress_visits() const {
 }
 
 bool Profiler::visited_since_awaiting(uint64_t now) {
-  if (!machine_.awaiting_visit(now)) return true;
+  if (!machine_.awaiting_visit(now)) {
+    awaiting_visit_ = false;
+    return true;
+  }
   // Read only while a boundary waits (a tick or two an experiment, ending at the first tick after a
   // visit): breakpoint counts are a read(2) per thread.
   uint64_t visits = progress_visits();
