@@ -435,10 +435,13 @@ TEST(Delays, AThreadYieldingInALoopIsCreditedWhatAccruesWhileItWaitsOnly) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(3 * kYieldLoopGapNs));  // works, then yields once
   EXPECT_FALSE(waiting_in_yield(waiter.delays, os::monotonic_ns())) << "working since its last yield";
   credit_selected_sample(global, sampled);
+  // The first pause's oversleep is carried into this one (over 1 ms on a loaded machine: tests run
+  // in parallel beside sanitizer builds): the pause plus what it carried is the 4 ms owed.
+  uint64_t carried = waiter.delays.excess_ns;
   threads::before_yield(global, waiter);
   after_yield(waiter.delays);
   EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load());
-  EXPECT_GT(waiter.delays.paused_ns.load(), paid + 3 * kMs) << "a courtesy yield between work forgives nothing (less the oversleep carried)";
+  EXPECT_GE(waiter.delays.paused_ns.load() - paid + carried, 4 * kMs) << "a courtesy yield between work forgives nothing";
 }
 
 TEST(Delays, OwnSampleCreditedWhileBlockedIsNotCountedTwice) {
