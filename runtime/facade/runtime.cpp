@@ -576,8 +576,8 @@ namespace {
 constexpr uint64_t kBlockedNs = 50000;  // shorter calls did not really wait for anyone
 }  // namespace
 
-void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready) {
-  after_blocking(blocked_ns >= kBlockedNs && thread_descriptor_ready);
+bool waited_for_thread(uint64_t blocked_ns, bool thread_descriptor_ready) {
+  return blocked_ns >= kBlockedNs && thread_descriptor_ready;
 }
 
 namespace {
@@ -611,7 +611,7 @@ void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
   g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
 }
 
-void after_blocking_io(int fd, uint64_t blocked_ns) { after_blocking(blocked_ns >= kBlockedNs && thread_descriptor(fd)); }
+void after_blocking_io(int fd, uint64_t blocked_ns) { after_blocking(waited_for_thread(blocked_ns, thread_descriptor(fd))); }
 
 void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
 

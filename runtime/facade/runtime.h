@@ -55,12 +55,10 @@ void after_blocking(bool woken_by_thread);
 /// Around sched_yield: a loop of them is a wait for another thread (threads::before_yield).
 void before_yield();
 void after_yield();
-/// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes and Unix sockets
-/// count as woken by a thread.
-/// After a wait on several descriptors (poll, select, epoll) that blocked `blocked_ns`: another
-/// thread of the program ended it when `thread_descriptor_ready` (one of the descriptors it returned
-/// ready is a pipe, a Unix socket or an eventfd, thread_descriptor) and it really waited.
-void after_blocking_ready(uint64_t blocked_ns, bool thread_descriptor_ready);
+/// Whether a wait on descriptors that blocked `blocked_ns` was ended by another thread of the
+/// program: it really waited, and `thread_descriptor_ready` (a descriptor it returned ready is a
+/// pipe, a Unix socket or an eventfd). For the poll, select and epoll shims, and after_blocking_io.
+bool waited_for_thread(uint64_t blocked_ns, bool thread_descriptor_ready);
 /// Whether one of the descriptors that poll returned readable, select returned readable, or epoll
 /// returned in `events` is another thread's to make ready: a pipe, a Unix socket or an eventfd
 /// (remembered per descriptor; errno kept). For epoll only in a set whose registrations all named
@@ -70,6 +68,8 @@ bool select_woken_by_thread(int count, const fd_set* readable);
 bool epoll_woken_by_thread(int epfd, const struct epoll_event* events, int ready);
 /// epoll_ctl registered `fd` in `epfd` (EPOLL_CTL_ADD or MOD) with `event`.
 void epoll_registered(int epfd, int fd, const struct epoll_event* event);
+/// After a blocking I/O call on `fd` that took `blocked_ns`: in-process pipes, Unix sockets and
+/// eventfds count as woken by a thread.
 void after_blocking_io(int fd, uint64_t blocked_ns);
 /// Before a blocking I/O call on `fd`: whether another thread of the program could end its wait (a
 /// pipe, a Unix socket, or a descriptor not known), so its duration is worth measuring. A file or a

@@ -76,21 +76,20 @@ auto blocking(Call&& call, Woken&& woken) {
   return result;
 }
 
-/// A wait on several descriptors (poll, select, epoll): another thread ended it when
-/// `thread_ready(result)` finds a pipe, a Unix socket or an eventfd among those returned ready
-/// (facade::poll_woken_by_thread and its siblings).
+/// A wait on several descriptors (poll, select, epoll): another thread ended it when it really
+/// waited and `thread_ready(result)` finds a pipe, a Unix socket or an eventfd among those returned
+/// ready (facade::poll_woken_by_thread and its siblings).
 template <typename Call, typename ThreadReady>
 int blocking_ready(Call&& call, ThreadReady&& thread_ready) {
-  ReentryGuard guard;
-  if (!hooks_apply(guard)) return call();
-  facade::before_blocking();
-  uint64_t start = whatif::os::monotonic_ns();
-  int result = call();
-  int saved_errno = errno;
-  uint64_t blocked = whatif::os::monotonic_ns() - start;
-  facade::after_blocking_ready(blocked, result > 0 && thread_ready(result));
-  errno = saved_errno;
-  return result;
+  uint64_t start = 0;
+  return blocking(
+      [&] {
+        start = whatif::os::monotonic_ns();
+        return call();
+      },
+      [&](int result) {
+        return facade::waited_for_thread(whatif::os::monotonic_ns() - start, result > 0 && thread_ready(result));
+      });
 }
 
 /// sched_yield: a loop of them waits for another thread (facade::before_yield).
