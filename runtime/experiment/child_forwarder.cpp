@@ -82,7 +82,7 @@ void ChildForwarder::tick(bool last) {
   if (scale_by_waits_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_threads();
   threads_.take_retired(retired_);
   for (threads::ThreadState* thread : retired_) {
-    if (scale_by_waits_) add_demand(threads::exit_demand(*thread));
+    if (scale_by_waits_) add_demand(exit_demand_.account(*thread));
     drain_thread(thread);
     delete thread;
   }

@@ -56,6 +56,7 @@ class ChildForwarder {
   delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
   bool crediting_ = false;
   bool scale_by_waits_ = false;
+  threads::ExitDemand exit_demand_;  // the demand of this process's exited threads
   uint64_t ticks_ = 0;
   uint64_t last_switch_ns_ = 0;
 };

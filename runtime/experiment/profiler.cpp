@@ -436,7 +436,7 @@ void Profiler::reap_retired() {
   context_.threads->take_retired(retired_);
   if (retired_.empty()) return;
   for (threads::ThreadState* thread : retired_) {
-    delays::SchedWindow since = threads::exit_demand(*thread);
+    delays::SchedWindow since = exit_demand_.account(*thread);
     retired_window_.run_ns += since.run_ns;
     retired_window_.wait_ns += since.wait_ns;
     drain_thread(thread);

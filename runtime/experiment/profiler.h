@@ -185,6 +185,7 @@ class Profiler {
   int usable_cpus_ = 1;
   std::vector<delays::SchedWindow> sched_windows_;  // update_schedstat's scratch
   delays::SchedWindow retired_window_;  // exited threads' run and wait since their last reading
+  threads::ExitDemand exit_demand_;     // reads those, estimating the waits exits did not read
   uint64_t children_run_seen_ = 0;   // the tree's children_run_ns at the last window
   uint64_t children_wait_seen_ = 0;  // and children_wait_ns
   double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning

@@ -99,9 +99,7 @@ void retire_thread(void* raw) {
   // Its CPU demand since the profiler's last reading (a thread of a pool that lives 2 ms is never
   // read by the profiler's 20-ms windows otherwise), where the profiler uses it: the tree's demand
   // (spinning pauses) and whether a window had one thread running (outside contention, either pause).
-  if (g_state->config.contention) {
-    thread->exit_known = os::read_schedstat(thread->tid, thread->exit_run_ns, thread->exit_wait_ns);
-  }
+  if (g_state->config.contention) threads::exit_readings().record(*thread);
   delays::thread_exited(thread->delays);
   threads::nudge_table().leave(thread);  // before retired: the profiler frees it after quiesce
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire

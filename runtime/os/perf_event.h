@@ -108,7 +108,8 @@ class PerfSampler {
   int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true,
            bool kernel_only = false, uint64_t first_period_ns = 0);
   /// Opens a signal-less sampler on `ring`'s thread whose records go to `ring`'s buffer
-  /// (PERF_EVENT_IOC_SET_OUTPUT) with the same layout; it maps nothing and drains nothing itself.
+  /// (PERF_EVENT_IOC_SET_OUTPUT) with the same layout; it maps nothing and drains nothing itself,
+  /// and it counts from the start (no enable() needed).
   /// A second mapping cost a new thread about 40 us of page allocation under the process's mmap
   /// lock: half of what the runtime added to the start of a thread-per-task pool's thread.
   int open_into(const PerfSampler& ring, pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool kernel_only);
@@ -156,7 +157,7 @@ class PerfSampler {
   bool next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until);
   int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
   /// perf_event_open of a task-clock sampler; the descriptor in fd_.
-  int open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
+  int open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only, bool enabled);
   /// Decodes ip, tid and callchain; returns the ring position just past the callchain.
   WHATIF_SIGNAL_SAFE uint64_t decode_sample(uint64_t position, RawSample& sample) const;
   /// Drain only: copies the registers and stack after the callchain at `position` into user_.

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "base/mix.h"
 #include "os/os.h"
 
 namespace whatif::sampling {
@@ -20,12 +21,8 @@ void set_period_jitter(bool jitter) { g_period_jitter.store(jitter, std::memory_
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
   if (period_ns < 2) return period_ns;
   if (uint64_t fixed = g_first_period_ns.load(std::memory_order_relaxed); fixed != 0) return fixed < period_ns ? fixed : period_ns;
-  // splitmix64 over the thread id and the time: threads started together get unrelated phases.
-  uint64_t x = os::monotonic_ns() ^ (static_cast<uint64_t>(tid) << 32) ^ 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return 1 + x % period_ns;
+  // Threads started together get unrelated phases.
+  return 1 + mix_seed(os::monotonic_ns(), static_cast<uint64_t>(tid)) % period_ns;
 }
 
 int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
@@ -40,7 +37,6 @@ int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   // sampler's ring: one mapping per thread, not two.
   if (with_kernel_ && kernel_.open_into(perf_, tid, period_ns, kSamplesPerSignal, /*kernel_only=*/true) == 0) {
     pause_.add(kernel_.fd());
-    kernel_.enable();
   }
   return perf_.enable();
 }
@@ -80,7 +76,9 @@ int TimerThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
 
 void TimerThreadSampler::keep_stacks() {
   if (snapshot_storage_) return;
-  snapshot_storage_ = std::make_unique<Snapshot[]>(kSnapshots);
+  // Not zeroed: take_snapshot writes a slot whole before the drainer reads it. Zeroing 128 KiB (and
+  // faulting in every page) cost each new thread of the timer sampler ~35 us.
+  snapshot_storage_ = std::make_unique_for_overwrite<Snapshot[]>(kSnapshots);
   // Release pairs with the handler's acquire: it sees the storage allocated.
   snapshots_.store(snapshot_storage_.get(), std::memory_order_release);
 }

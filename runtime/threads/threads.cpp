@@ -2,6 +2,9 @@
 // pointer read by signal handlers.
 #include "threads/threads.h"
 
+#include "base/mix.h"
+#include "os/os.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -27,9 +30,54 @@ bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, d
   return known;
 }
 
-delays::SchedWindow exit_demand(ThreadState& thread) {
+bool ExitReadings::take_turn(uint64_t now_ns, uint32_t draw) {
+  uint64_t start = window_start_ns_.load(std::memory_order_relaxed);
+  if (start == 0) {
+    window_start_ns_.compare_exchange_strong(start, now_ns, std::memory_order_relaxed);
+  } else if (now_ns - start >= kWindowNs && window_start_ns_.compare_exchange_strong(start, now_ns, std::memory_order_relaxed)) {
+    // The last window's exit rate sets this one's probability.
+    uint32_t exits = exits_in_window_.exchange(0, std::memory_order_relaxed);
+    threshold_.store(exits <= kReadsPerWindow ? UINT32_MAX : UINT32_MAX / exits * kReadsPerWindow,
+                     std::memory_order_relaxed);
+  }
+  exits_in_window_.fetch_add(1, std::memory_order_relaxed);
+  return draw <= threshold_.load(std::memory_order_relaxed);
+}
+
+void ExitReadings::record(ThreadState& thread) {
+  const uint64_t now = os::coarse_monotonic_ns();
+  // Exits at the same moment draw unrelated numbers.
+  const uint64_t x = mix_seed(os::monotonic_ns(), static_cast<uint64_t>(thread.tid));
+  // schedstat first: reading the CPU clock brings sum_exec_runtime up to date (update_curr), and
+  // the reading would then no longer be the one the other exits' estimates stand for.
+  thread.exit_read = take_turn(now, static_cast<uint32_t>(x)) &&
+                     os::read_schedstat(thread.tid, thread.exit_run_ns, thread.exit_wait_ns);
+  thread.exit_cpu_ns = os::thread_cpu_ns();
+  thread.exit_known = thread.exit_cpu_ns != 0;
+  thread.exit_read = thread.exit_read && thread.exit_known;
+}
+
+ExitReadings& exit_readings() {
+  static ExitReadings readings;
+  return readings;
+}
+
+delays::SchedWindow ExitDemand::account(ThreadState& thread) {
   delays::SchedWindow since;
-  if (thread.exit_known) advance_schedstat(thread, thread.exit_run_ns, thread.exit_wait_ns, since);
+  if (!thread.exit_known) return since;
+  // Its CPU time since the previous reading, whose run is schedstat's (behind the CPU clock, never ahead).
+  const uint64_t before = thread.sched_known ? thread.sched_run_ns : 0;
+  const double cpu = thread.exit_cpu_ns > before ? static_cast<double>(thread.exit_cpu_ns - before) : 0.0;
+  if (thread.exit_read) {
+    advance_schedstat(thread, thread.exit_run_ns, thread.exit_wait_ns, since);
+    cpu_sum_ = cpu_sum_ * kKeep + cpu;
+    run_sum_ = run_sum_ * kKeep + static_cast<double>(since.run_ns);
+    wait_sum_ = wait_sum_ * kKeep + static_cast<double>(since.wait_ns);
+    return since;
+  }
+  if (cpu_sum_ <= 0) return since;
+  since.run_ns = static_cast<uint64_t>(cpu * run_sum_ / cpu_sum_ + 0.5);
+  since.wait_ns = static_cast<uint64_t>(cpu * wait_sum_ / cpu_sum_ + 0.5);
   return since;
 }
 

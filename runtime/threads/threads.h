@@ -36,7 +36,9 @@ struct ThreadState {
   /// the profiler still counts in the program's demand for CPUs.
   uint64_t exit_run_ns = 0;
   uint64_t exit_wait_ns = 0;
-  bool exit_known = false;
+  uint64_t exit_cpu_ns = 0;  ///< its CPU clock then (every exit reads it; see ExitReadings)
+  bool exit_known = false;   ///< exit_cpu_ns holds a reading
+  bool exit_read = false;    ///< exit_run_ns and exit_wait_ns too: the exit had its turn to read schedstat
   /// Profiler thread (or a forked child's forwarder) only: spinning pauses' contention window.
   delays::WallPerCpu wall_per_cpu;
   uint64_t voluntary_switches = 0;  ///< profiler thread only: at the last reading, for the adaptive sampler
@@ -88,10 +90,51 @@ void set_current_thread(ThreadState* state);
 /// A thread's first reading fills `since` with its whole life (a thread born since the last window
 /// ran then) but still returns false.
 bool advance_schedstat(ThreadState& thread, uint64_t run_ns, uint64_t wait_ns, delays::SchedWindow& since);
-/// Profiler thread (or a forked child's forwarder), for a retired thread: what it ran and waited
-/// since its previous reading, from the reading it took itself as it exited (its whole life when
-/// nobody read it before); zero when it took none.
-delays::SchedWindow exit_demand(ThreadState& thread);
+/// An exiting thread's reading of its own demand (retire path). Reading schedstat cost a thread that
+/// lived a millisecond ~30 us, a third of what whatif adds to its creation and exit (the kernel
+/// allocates a dentry and an inode for /proc/self/task/TID and its schedstat), so when threads
+/// exit faster than kReadsPerWindow per kWindowNs, each exit reads it with the probability that
+/// keeps to that rate. Every exit reads its CPU clock (a system call that allocates nothing);
+/// ExitDemand estimates the readings the others did not take. The draw is random, not the first
+/// exit after a deadline: exits come in groups (a fork-join's workers), and the first of a group
+/// is the one that waited least.
+class ExitReadings {
+ public:
+  static constexpr uint64_t kWindowNs = 100000000;
+  static constexpr uint32_t kReadsPerWindow = 10;
+  /// Whether the exit at `now_ns` (a coarse clock is enough) reads schedstat, given a uniform
+  /// 32-bit `draw`. Until the first window closes every exit does.
+  bool take_turn(uint64_t now_ns, uint32_t draw);
+  /// Fills thread.exit_* for the calling thread, which is `thread` and is exiting.
+  void record(ThreadState& thread);
+
+ private:
+  std::atomic<uint64_t> window_start_ns_{0};
+  std::atomic<uint32_t> exits_in_window_{0};
+  std::atomic<uint32_t> threshold_{UINT32_MAX};  ///< a draw at or below it reads: the probability in 2^-32
+};
+ExitReadings& exit_readings();
+
+/// Profiler thread (or a forked child's forwarder): the demand of retired threads, what each ran
+/// and waited since its previous reading (its whole life when nobody read it before; zero when it
+/// took no reading). An exit that read schedstat gives its own figures. One that read only its CPU
+/// clock gives what the reading would have said: its CPU time since, times the run and the wait per
+/// CPU time of the exits that read both, decayed over exits. That is not its CPU time itself:
+/// schedstat's run lacks the slice a thread is running (the scheduler adds it at its next tick or
+/// switch), which an exiting thread never makes up, and the oversubscription rule (TreeDemand) is
+/// set against those readings. Counting the whole CPU time put a program that wants 1.0-1.3 CPUs
+/// of two (spawnjoin) over the rule's threshold in one window and under it in the next, and its
+/// predictions moved by 28 points between runs.
+class ExitDemand {
+ public:
+  static constexpr double kKeep = 0.9;  ///< each read exit's weight is multiplied by this at every later one
+  delays::SchedWindow account(ThreadState& thread);
+
+ private:
+  double cpu_sum_ = 0;   ///< read exits' CPU time since their previous reading, decayed
+  double run_sum_ = 0;   ///< their schedstat run time since, decayed alike
+  double wait_sum_ = 0;  ///< their wait since, decayed alike
+};
 
 class ThreadRegistry {
  public:

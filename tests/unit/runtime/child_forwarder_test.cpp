@@ -26,9 +26,11 @@ TEST(ChildForwarder, TheFlushCountsThreadsNeverReadAndThoseThatExited) {
   // A thread that exited after reading its own schedstat, never read by the forwarder.
   auto* exited = new threads::ThreadState;
   exited->tid = live->tid + 1000000;
+  exited->exit_cpu_ns = 7000000;
   exited->exit_run_ns = 7000000;
   exited->exit_wait_ns = 3000000;
   exited->exit_known = true;
+  exited->exit_read = true;
   exited->retired.store(true);
   threads::ThreadRegistry registry;
   registry.add(live);
