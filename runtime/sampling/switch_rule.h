@@ -9,14 +9,18 @@ namespace whatif::sampling {
 /// A per-thread perf event is scheduled out and in at every context switch of its thread, and
 /// its hrtimer reprogrammed each time: 3-4 us a switch in a VM (a pipe ping-pong's CPU time went from
 /// 0.8 s to 2.1 s for 400,000 switches). A thread that blocks or yields more often than
-/// kToTimerPerCpuSecond per second of its CPU time (bursts under 0.5 ms, as a server's request
+/// kToTimerPerCpuSecond per second of its CPU time (bursts under 0.1 ms, as a server's request
 /// threads) moves to the timer, whose cost is per tick, not per switch; it moves back below
 /// kToPerfPerCpuSecond, after kCalmWindows windows in a row, so a thread near one threshold does not
 /// flap. Only voluntary switches count: a computing thread preempted by others on a busy machine
-/// keeps perf_event's precision.
+/// keeps perf_event's precision. The timer costs precision: its samples come at scheduler ticks
+/// (4 ms here), each weighing the periods it stands for, so the delays a thread's selected samples
+/// insert come in lumps that others pay late. A main thread that started two threads and joined
+/// them every 0.9 ms of its CPU (2,200 blocks a CPU-second) moved at the former 2000 in some runs and
+/// not in others, and its line's prediction was 4-11% in the first and 20-23% in the second (24%).
 struct SwitchRule {
-  static constexpr uint64_t kToTimerPerCpuSecond = 2000;  // perf costs ~0.7% of its CPU time here
-  static constexpr uint64_t kToPerfPerCpuSecond = 500;
+  static constexpr uint64_t kToTimerPerCpuSecond = 10000;  // perf costs ~3.5% of its CPU time here
+  static constexpr uint64_t kToPerfPerCpuSecond = 2500;
   /// A window is judged once it holds this much evidence: CPU time or switches, whichever first.
   static constexpr uint64_t kMinRunNs = 10000000;  // 10 ms
   static constexpr uint64_t kMinSwitches = 100;

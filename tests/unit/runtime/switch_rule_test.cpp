@@ -26,21 +26,28 @@ TEST(SwitchRule, AServerThreadMovesToTheTimerOnceItsWindowHoldsEnoughEvidence) {
 }
 
 TEST(SwitchRule, TheThresholdIsSwitchesPerCpuSecond) {
-  // 10 ms of CPU: 20 switches is exactly 2000 per CPU-second (moves), 19 is under (stays).
+  // 10 ms of CPU: 100 switches is exactly 10,000 per CPU-second (moves), 99 is under (stays).
   SwitchState at;
-  EXPECT_TRUE(next_on_timer(at, 10 * kMs, 20));
+  EXPECT_TRUE(next_on_timer(at, 10 * kMs, 100));
   SwitchState under;
-  EXPECT_FALSE(next_on_timer(under, 10 * kMs, 19));
+  EXPECT_FALSE(next_on_timer(under, 20 * kMs, 199));
+}
+
+TEST(SwitchRule, AThreadThatJoinsTwoThreadsEveryMillisecondStaysOnPerf) {
+  // A main thread that starts two threads, runs 0.9 ms and joins them: 2,200 blocks a CPU-second.
+  // On the timer its line's samples came at 4-ms ticks and its prediction halved.
+  SwitchState state;
+  for (int window = 0; window < 50; ++window) EXPECT_FALSE(next_on_timer(state, 9 * kMs, 20)) << window;
 }
 
 TEST(SwitchRule, AThreadBetweenTheThresholdsDoesNotFlap) {
   SwitchState state;
-  ASSERT_TRUE(next_on_timer(state, 10 * kMs, 100));  // 10,000 per CPU-second: to the timer
-  // 1000 per CPU-second: under the 2000 that moved it, over the 500 that moves it back. It stays.
-  for (int window = 0; window < 20; ++window) EXPECT_TRUE(next_on_timer(state, 10 * kMs, 10)) << window;
+  ASSERT_TRUE(next_on_timer(state, 10 * kMs, 500));  // 50,000 per CPU-second: to the timer
+  // 5000 per CPU-second: under the 10,000 that moved it, over the 2500 that moves it back. It stays.
+  for (int window = 0; window < 20; ++window) EXPECT_TRUE(next_on_timer(state, 10 * kMs, 50)) << window;
   // A thread on perf at the same rate stays on perf.
   SwitchState on_perf;
-  for (int window = 0; window < 20; ++window) EXPECT_FALSE(next_on_timer(on_perf, 10 * kMs, 10)) << window;
+  for (int window = 0; window < 20; ++window) EXPECT_FALSE(next_on_timer(on_perf, 10 * kMs, 50)) << window;
 }
 
 TEST(SwitchRule, BackToPerfOnlyAfterSeveralCalmWindowsInARow) {
