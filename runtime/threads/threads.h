@@ -31,9 +31,9 @@ struct ThreadState {
   uint64_t sched_run_ns = 0;   ///< profiler thread (or a child's forwarder) only: the last schedstat reading
   uint64_t sched_wait_ns = 0;  ///< profiler thread only
   bool sched_known = false;    ///< profiler thread only: the two above hold a reading
-  /// The thread's last schedstat reading, taken by itself as it exits (before `retired`'s release
-  /// store; the profiler reads it after the acquire): a thread that lived between two readings of
-  /// the profiler still counts in the program's demand for CPUs.
+  /// The thread's readings as it exits, taken by itself (ExitReadings; before `retired`'s release
+  /// store, the profiler reads them after the acquire): a thread that lived between two readings of
+  /// the profiler still counts in the program's demand for CPUs (ExitDemand).
   uint64_t exit_run_ns = 0;
   uint64_t exit_wait_ns = 0;
   uint64_t exit_cpu_ns = 0;  ///< its CPU clock then (every exit reads it; see ExitReadings)
