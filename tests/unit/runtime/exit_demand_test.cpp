@@ -56,8 +56,11 @@ TEST(ExitReadings, AnExitReadsItsCpuClockAndScheduleStatisticsAsTheyWere) {
   ExitReadings readings;
   ThreadState thread;
   thread.tid = os::gettid();
+  // Runs 5 ms of CPU time, reading its CPU clock: schedstat's run then holds at least that much
+  // (a fresh process that ran less than a scheduler tick may read 0).
+  const uint64_t start = os::thread_cpu_ns();
   volatile uint64_t spin = 0;
-  for (int i = 0; i < 1000000; ++i) spin = spin + 1;
+  while (os::thread_cpu_ns() - start < 5 * kMs) spin = spin + 1;
   readings.record(thread);
   ASSERT_TRUE(thread.exit_known);
   EXPECT_TRUE(thread.exit_read) << "the first window reads every exit";
