@@ -17,7 +17,7 @@ namespace whatif::sampling {
 /// (4 ms here), each weighing the periods it stands for, so the delays a thread's selected samples
 /// insert come in lumps that others pay late. A main thread that started two threads and joined
 /// them every 0.9 ms of its CPU (2,200 blocks a CPU-second) moved at the former 2000 in some runs and
-/// not in others, and its line's prediction was 4-11% in the first and 20-23% in the second (24%).
+/// not in others, and its line's prediction was 4-13% in the first and 20-23% in the second (24%).
 struct SwitchRule {
   static constexpr uint64_t kToTimerPerCpuSecond = 10000;  // perf costs ~3.5% of its CPU time here
   static constexpr uint64_t kToPerfPerCpuSecond = 2500;
