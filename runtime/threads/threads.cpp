@@ -45,12 +45,12 @@ bool ExitReadings::take_turn(uint64_t now_ns, uint32_t draw) {
 }
 
 void ExitReadings::record(ThreadState& thread) {
-  const uint64_t now = os::coarse_monotonic_ns();
+  const uint64_t now = os::monotonic_ns();
   // Exits at the same moment draw unrelated numbers.
-  const uint64_t x = mix_seed(os::monotonic_ns(), static_cast<uint64_t>(thread.tid));
+  const uint64_t draw = mix_seed(now, static_cast<uint64_t>(thread.tid));
   // schedstat first: reading the CPU clock brings sum_exec_runtime up to date (update_curr), and
   // the reading would then no longer be the one the other exits' estimates stand for.
-  thread.exit_read = take_turn(now, static_cast<uint32_t>(x)) &&
+  thread.exit_read = take_turn(now, static_cast<uint32_t>(draw)) &&
                      os::read_schedstat(thread.tid, thread.exit_run_ns, thread.exit_wait_ns);
   thread.exit_cpu_ns = os::thread_cpu_ns();
   thread.exit_known = thread.exit_cpu_ns != 0;

@@ -102,8 +102,8 @@ class ExitReadings {
  public:
   static constexpr uint64_t kWindowNs = 100000000;
   static constexpr uint32_t kReadsPerWindow = 10;
-  /// Whether the exit at `now_ns` (a coarse clock is enough) reads schedstat, given a uniform
-  /// 32-bit `draw`. Until the first window closes every exit does.
+  /// Whether the exit at `now_ns` reads schedstat, given a uniform 32-bit `draw`. Until the first
+  /// window closes every exit does.
   bool take_turn(uint64_t now_ns, uint32_t draw);
   /// Fills thread.exit_* for the calling thread, which is `thread` and is exiting.
   void record(ThreadState& thread);
