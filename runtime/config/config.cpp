@@ -153,6 +153,7 @@ Config Config::from_environment() {
     }
   }
   if (const char* value = env(names::kRdpmc)) config.rdpmc = std::string_view(value) != "off";
+  if (const char* value = env(names::kKallsyms); value != nullptr && *value != '\0') config.kallsyms = value;
   if (const char* value = env(names::kCountersLivePatch)) config.live_patch = std::string_view(value) != "off";
   // Empty arguments are kept: `prog "" x` is three words in the header, as the program saw them.
   if (const char* value = env(names::kCommand)) config.command = names::split(value, names::kCommandSeparator, /*keep_empty=*/true);

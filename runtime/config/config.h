@@ -68,6 +68,7 @@ struct Config {
   uint64_t counter_interval_ns = 100000000;     // --counters: counter_interval records (0: none)
   std::vector<CounterEvent> interval_events;    // --counters: process-wide events per interval
   bool rdpmc = true;                            // WHATIF_RDPMC=off: read(2) only
+  std::string kallsyms = "/proc/kallsyms";      // WHATIF_KALLSYMS: where the page-fault entry is looked up
   bool live_patch = true;                       // WHATIF_COUNTERS_LIVE_PATCH=off: entries patched at start-up only
   std::vector<std::string> command;
   std::vector<std::string> errors;  // malformed options, reported once the writer is open

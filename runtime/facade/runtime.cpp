@@ -212,7 +212,15 @@ sampling::SamplerKind choose_sampler(const Config& config, std::string& warning)
   int result = os::probe_perf_events();
   if (result == 0) {
     if (config.user_only_sampler) return sampling::SamplerKind::kPerfEventUser;
-    if (os::probe_perf_events(/*with_kernel=*/true) == 0) return sampling::SamplerKind::kPerfEvent;
+    if (os::probe_perf_events(/*with_kernel=*/true) == 0) {
+      if (!os::load_page_fault_entry(config.kallsyms.c_str())) {
+        warning = fmt::format("time in page faults is not sampled: {} does not give the kernel's page-fault "
+                              "entry (kptr_restrict hides its addresses), so the first touches of fresh memory "
+                              "are lost to the lines that make them; system calls are counted",
+                              config.kallsyms);
+      }
+      return sampling::SamplerKind::kPerfEvent;
+    }
     warning = fmt::format("time in system calls and page faults is not sampled (perf_event_paranoid={}): it is "
                           "lost to the lines that make them; lower /proc/sys/kernel/perf_event_paranoid to 1 or "
                           "run as root to count it",

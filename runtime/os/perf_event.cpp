@@ -74,11 +74,13 @@ int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_sampl
   attr.disabled = enabled ? 0 : 1;
   // One sampler sees user mode, another (kernel_only) the kernel: exclude_kernel alone drops the
   // task-clock samples of system calls and page faults, and the time of a line that mostly reads or
-  // writes was lost. Kernel callchains are never wanted: the user part starts with the user IP.
+  // writes was lost.
   attr.exclude_kernel = kernel_only ? 0 : 1;
   attr.exclude_user = kernel_only ? 1 : 0;
   attr.exclude_hv = 1;
-  attr.exclude_callchain_kernel = 1;
+  // Kernel callchains only where they tell a page fault from an interrupt (the last kernel frame
+  // is the entry stub), on the kernel-mode sampler: the user part still starts with the user IP.
+  attr.exclude_callchain_kernel = kernel_only && page_fault_entry_known() ? 0 : 1;
   // 1 for every event that may share a ring: the kernel counts wake-ups per ring, and with larger
   // values one event's samples would use up the other's.
   attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
@@ -233,6 +235,61 @@ void close_counter(int fd) {
 }
 
 bool read_counter(int fd, uint64_t& value) { return read_raw(fd, &value, sizeof(value)) == static_cast<long>(sizeof(value)); }
+
+KernelRange find_page_fault_entry(const char* text, std::size_t length) {
+  // "ffffffff81000c60 T asm_exc_page_fault\n": the stub ends where the next symbol starts.
+  KernelRange found;
+  const char* end = text + length;
+  bool want_next = false;
+  for (const char* line = text; line < end;) {
+    const char* stop = static_cast<const char*>(std::memchr(line, '\n', static_cast<std::size_t>(end - line)));
+    if (stop == nullptr) break;  // a partial last line
+    char* after_address = nullptr;
+    uint64_t address = std::strtoull(line, &after_address, 16);
+    const char* name = after_address;
+    while (name < stop && *name == ' ') ++name;
+    while (name < stop && *name != ' ') ++name;  // the symbol type
+    while (name < stop && *name == ' ') ++name;
+    std::size_t name_length = 0;
+    while (name + name_length < stop && name[name_length] != ' ' && name[name_length] != '\t') ++name_length;
+    if (want_next && address > found.begin) {
+      found.end = address;
+      return found;
+    }
+    auto is = [&](const char* symbol) {
+      return name_length == std::strlen(symbol) && std::memcmp(name, symbol, name_length) == 0;
+    };
+    if (!want_next && after_address != line && (is("asm_exc_page_fault") || is("page_fault"))) {
+      if (address == 0) return {};  // kptr_restrict hides the addresses
+      found.begin = address;
+      want_next = true;
+    }
+    line = stop + 1;
+  }
+  return {};
+}
+
+bool load_page_fault_entry(const char* path) {
+  // The entry text comes first in kallsyms (address order); 256 KiB is ample and reads in ~1 ms,
+  // where the whole file (~120000 symbols) takes ~50.
+  constexpr std::size_t kMaxBytes = 256 * 1024;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::unique_ptr<char[]> text(new char[kMaxBytes]);
+  std::size_t length = 0;
+  KernelRange range;
+  while (length < kMaxBytes) {
+    long n = read_raw(fd, text.get() + length, kMaxBytes - length);
+    if (n <= 0) break;
+    length += static_cast<std::size_t>(n);
+    range = find_page_fault_entry(text.get(), length);
+    if (range.end != 0) break;
+  }
+  ::close(fd);
+  if (range.end == 0) return false;
+  publish_page_fault_entry(range);
+  return true;
+}
 
 int probe_perf_events(bool with_kernel) {
   perf_event_attr attr{};

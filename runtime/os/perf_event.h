@@ -31,6 +31,28 @@ struct UserStack {
 /// x86-64 kernel addresses occupy the upper half of the address space.
 WHATIF_SIGNAL_SAFE inline bool is_kernel_address(uint64_t address) { return (address >> 63) != 0; }
 
+/// The kernel's page-fault entry stub (`asm_exc_page_fault`, `page_fault` before Linux 5.8): where
+/// a kernel-mode sample's kernel callchain ends when the thread entered the kernel by faulting on
+/// a user instruction (first touch of memory, copy-on-write), as opposed to a system call or an
+/// interrupt. Found in a kallsyms text by its name and the next symbol's address.
+struct KernelRange {
+  uint64_t begin = 0, end = 0;  ///< [begin, end); empty when unknown
+  bool contains(uint64_t address) const { return address >= begin && address < end; }
+};
+/// Parses kallsyms lines ("ADDRESS TYPE NAME [module]") for the page-fault entry; empty if absent
+/// or if the addresses are hidden (kptr_restrict prints zeros).
+KernelRange find_page_fault_entry(const char* text, std::size_t length);
+/// Reads `path` (/proc/kallsyms; only its first part, where the entry text's symbols are) once at
+/// start-up, before any kernel-mode sampler opens, and publishes the range for
+/// in_page_fault_entry. Returns whether it was found.
+bool load_page_fault_entry(const char* path);
+/// Publishes `range` as the page-fault entry (load_page_fault_entry's last step; tests).
+void publish_page_fault_entry(const KernelRange& range);
+/// Whether `address` (a kernel-mode sample's outermost kernel frame) is in the page-fault entry.
+WHATIF_SIGNAL_SAFE bool in_page_fault_entry(uint64_t address);
+/// Whether load_page_fault_entry found it: kernel-mode samplers then record kernel callchains.
+bool page_fault_entry_known();
+
 struct RawSample {
   static constexpr int kMaxCallchain = 32;
   uint64_t ip = 0;
@@ -43,6 +65,9 @@ struct RawSample {
   /// Taken while the thread ran in the kernel (a kernel-mode sampler's, possibly sharing a user
   /// sampler's ring): `ip` is then the user IP at kernel entry.
   bool kernel_mode = false;
+  /// Of a kernel-mode sample with a kernel callchain: its outermost kernel frame, the entry stub
+  /// the thread came in through (a system call's, a page fault's, an interrupt's); 0 otherwise.
+  uint64_t kernel_entry = 0;
   /// Registers and stack for unwinding: set by PerfSampler::drain when the sampler records them,
   /// valid only during the visit; null otherwise (scan_own, the timer sampler, no snapshot).
   const UserStack* user = nullptr;

@@ -72,6 +72,23 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::published_head() const {
   return __atomic_load_n(&static_cast<perf_event_mmap_page*>(ring_)->data_head, __ATOMIC_ACQUIRE);
 }
 
+namespace {
+// Published once by load_page_fault_entry before any kernel-mode sampler opens; read in handlers.
+std::atomic<uint64_t> g_fault_entry_begin{0}, g_fault_entry_end{0};
+}  // namespace
+
+WHATIF_SIGNAL_SAFE bool in_page_fault_entry(uint64_t address) {
+  return address != 0 && address >= g_fault_entry_begin.load(std::memory_order_relaxed) &&
+         address < g_fault_entry_end.load(std::memory_order_relaxed);
+}
+
+void publish_page_fault_entry(const KernelRange& range) {
+  g_fault_entry_begin.store(range.begin, std::memory_order_relaxed);
+  g_fault_entry_end.store(range.end, std::memory_order_relaxed);
+}
+
+bool page_fault_entry_known() { return g_fault_entry_end.load(std::memory_order_relaxed) != 0; }
+
 WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSample& sample) const {
   // Layout for IP | TID | CALLCHAIN: u64 ip; u32 pid, tid; u64 nr; u64 ips[nr] (then registers and
   // stack when sampled: decode_user, on the drain only).
@@ -86,17 +103,29 @@ WHATIF_SIGNAL_SAFE uint64_t PerfSampler::decode_sample(uint64_t position, RawSam
   sample.tid = fixed.tid;
   sample.owner_scanned = false;
   sample.kernel_mode = is_kernel_address(fixed.ip);
+  sample.kernel_entry = 0;
   uint64_t offset = position + sizeof(perf_event_header) + sizeof(fixed);
   uint32_t kept = 0;
+  // A kernel-mode sampler may record the kernel callchain too (PERF_CONTEXT_KERNEL, kernel frames
+  // innermost first, then PERF_CONTEXT_USER and the user frames): its last kernel frame is the
+  // entry the thread came in through; only user frames are kept.
+  bool kernel_frames = false;
   for (uint64_t i = 0; i < fixed.nr && kept < RawSample::kMaxCallchain; ++i) {
     uint64_t address;
     copy_out(offset + i * sizeof(uint64_t), &address, sizeof(address));
-    if (address >= PERF_CONTEXT_MAX) continue;  // context markers (PERF_CONTEXT_USER, ...)
+    if (address >= PERF_CONTEXT_MAX) {  // context markers (PERF_CONTEXT_USER, ...)
+      kernel_frames = address == PERF_CONTEXT_KERNEL;
+      continue;
+    }
+    if (kernel_frames) {
+      sample.kernel_entry = address;
+      continue;
+    }
     sample.callchain[kept++] = address;
   }
   sample.callchain_length = kept;
   // A sample taken in the kernel (a system call, a page fault) stands for the user code that entered
-  // it: the user callchain starts with the user IP at kernel entry (kernel entries are excluded).
+  // it: the user callchain starts with the user IP at kernel entry.
   if (sample.kernel_mode && kept > 0) sample.ip = sample.callchain[0];
   return offset + fixed.nr * sizeof(uint64_t);
 }

@@ -4,11 +4,13 @@
 // sampling period. Test thread.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <set>
+#include <string>
 
 #include "os/os.h"
 #include "os/perf_event.h"
@@ -73,6 +75,75 @@ TEST(KernelSamples, TheKernelModeSamplerSharesTheUserSamplersRing) {
   EXPECT_GE(in_system_calls, in_kernel / 2) << "most of it inside read(2)";
   std::size_t own = 0;
   EXPECT_EQ(kernel.drain([&](const os::RawSample&) { ++own; }), 0u) << "the kernel-mode sampler maps no ring of its own";
+}
+
+TEST(PageFaultEntry, IsFoundInKallsymsWithItsEndAtTheNextSymbol) {
+  std::string text =
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81000c60 T asm_exc_page_fault\n"
+      "ffffffff81000c90 T asm_int80_emulation\n"
+      "ffffffffc0a01000 t helper\t[some_module]\n";
+  os::KernelRange range = os::find_page_fault_entry(text.data(), text.size());
+  EXPECT_EQ(range.begin, 0xffffffff81000c60u);
+  EXPECT_EQ(range.end, 0xffffffff81000c90u);
+  EXPECT_TRUE(range.contains(0xffffffff81000c8fu));
+  EXPECT_FALSE(range.contains(0xffffffff81000c90u));
+  // Before Linux 5.8 the stub was `page_fault`.
+  std::string old = "ffffffff81a00b80 T page_fault\nffffffff81a00bb0 T async_page_fault\n";
+  range = os::find_page_fault_entry(old.data(), old.size());
+  EXPECT_EQ(range.begin, 0xffffffff81a00b80u);
+  EXPECT_EQ(range.end, 0xffffffff81a00bb0u);
+}
+
+TEST(PageFaultEntry, IsUnknownWhereAddressesAreHiddenOrTheSymbolIsMissing) {
+  std::string hidden = "0000000000000000 T asm_exc_page_fault\n0000000000000000 T asm_int80_emulation\n";
+  EXPECT_EQ(os::find_page_fault_entry(hidden.data(), hidden.size()).end, 0u) << "kptr_restrict prints zeros";
+  std::string missing = "ffffffff81000000 T _stext\nffffffff81000c60 T asm_exc_page_faulty\nffffffff81000c90 T x\n";
+  EXPECT_EQ(os::find_page_fault_entry(missing.data(), missing.size()).end, 0u) << "a longer name is another symbol";
+  std::string cut = "ffffffff81000c60 T asm_exc_page_fault\nffffffff81000c9";
+  EXPECT_EQ(os::find_page_fault_entry(cut.data(), cut.size()).end, 0u) << "the next line is not complete yet";
+  EXPECT_FALSE(os::load_page_fault_entry("/nonexistent/kallsyms"));
+}
+
+TEST(KernelSamples, APageFaultsKernelTimeStandsForTheFaultingInstruction) {
+  // First touches of fresh memory: the kernel allocates and clears a page per fault. Samples taken
+  // there come in through the page-fault entry and count as the program's, charged to the user IP.
+  if (os::probe_perf_events(/*with_kernel=*/true) != 0) GTEST_SKIP() << "kernel-mode perf sampling is not allowed here";
+  if (!os::load_page_fault_entry("/proc/kallsyms")) GTEST_SKIP() << "kallsyms hides the kernel's addresses here";
+  ASSERT_TRUE(os::page_fault_entry_known());
+  constexpr uint64_t kPeriod = 1000000;
+  os::PerfSampler user, kernel;
+  ASSERT_EQ(user.open(os::gettid(), kPeriod, /*signal=*/0, 1), 0);
+  ASSERT_EQ(kernel.open_into(user, os::gettid(), kPeriod, 1, /*kernel_only=*/true), 0);
+  ASSERT_EQ(user.enable(), 0);
+  uint64_t in_kernel = 0, in_faults = 0, counted = 0;
+  auto visit = [&](const os::RawSample& s) {
+    if (!s.kernel_mode) return;
+    ++in_kernel;
+    EXPECT_FALSE(os::is_kernel_address(s.ip)) << "a kernel-mode sample stands for its user IP";
+    if (s.callchain_length > 0) {
+      EXPECT_EQ(s.callchain[0], s.ip) << "the user frames, from the IP at kernel entry";
+    }
+    if (os::in_page_fault_entry(s.kernel_entry)) ++in_faults;
+    if (sampling::counts_as_program(s)) ++counted;
+  };
+  constexpr std::size_t kBytes = 4u << 20;
+  struct timespec start {}, now {};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    auto* p = static_cast<volatile char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(p, MAP_FAILED);
+    madvise(const_cast<char*>(p), kBytes, MADV_NOHUGEPAGE);
+    for (std::size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+    munmap(const_cast<char*>(p), kBytes);
+    user.drain(visit);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while (in_faults < 20 && (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 2000000000L);
+  kernel.disable();
+  user.disable();
+  user.drain(visit);
+  EXPECT_GE(in_faults, 20u) << "of " << in_kernel << " kernel-mode samples";
+  EXPECT_GE(counted, in_faults) << "every fault sample counts as the program's";
 }
 
 TEST(FirstPeriod, IsWithinOnePeriodAndDiffersBetweenThreads) {
