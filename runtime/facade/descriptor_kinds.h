@@ -1,8 +1,12 @@
 // Which descriptors a long blocking I/O call counts as woken by another thread of the program (pipes,
-// Unix sockets and eventfds), remembered per descriptor so a server's thousands of slow reads and
-// writes a second do not each pay an fstat and a getsockname; and which epoll sets name their
-// descriptors in their events. Application threads (the I/O, epoll and close shims).
+// Unix sockets, eventfds, and TCP connections between two of the process's own sockets),
+// remembered per descriptor so a server's thousands of slow reads and writes a second do not each
+// pay an fstat and a getsockname; which epoll sets name their descriptors in their events; and the
+// endpoints the process listens on or connected from. Application threads (the I/O, socket, epoll
+// and close shims).
 #pragma once
+#include <sys/socket.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -24,6 +28,8 @@ class DescriptorKinds {
   void remember(int fd, Kind kind, uint64_t now_ns);
   /// `fd` was closed (or replaced): its next call looks it up again.
   void forget(int fd);
+  /// `fd`'s kind changed (a socket connected): its next call looks it up again.
+  void forget_kind(int fd);
   /// Every descriptor in [first, last] was closed.
   void forget_range(unsigned int first, unsigned int last);
 
@@ -34,6 +40,20 @@ class DescriptorKinds {
   /// says which descriptor is ready (false when one did not, or none was seen).
   bool epoll_names_fds(int epfd) const;
 
+  /// An IP socket's address as a key (family, address, port; IPv4-mapped IPv6 as IPv4); 0 for
+  /// other families. `wildcard_port`: only the port, for a listener bound to any address.
+  static uint64_t endpoint_key(const sockaddr* address, socklen_t length);
+  static uint64_t wildcard_port_key(const sockaddr* address, socklen_t length);
+  /// Whether `address` is a loopback address (127/8, ::1, IPv4-mapped 127/8).
+  static bool is_loopback(const sockaddr* address, socklen_t length);
+  /// `fd` listens on, or connected from, the endpoint `key` (from endpoint_key or
+  /// wildcard_port_key). At most kEndpoints are remembered; the rest are not (their connections
+  /// then count as another process's).
+  void note_own_endpoint(int fd, uint64_t key);
+  /// Whether a socket whose peer is `peer` is connected to one of this process's own endpoints.
+  bool is_own_peer(const sockaddr* peer, socklen_t length) const;
+  static constexpr int kEndpoints = 64;
+
  private:
   // (expiry_ns with its two low bits cleared) | kind; 0: nothing remembered. Relaxed: an entry is
   // a hint, and any thread's stale read only costs a lookup or, within kValidNs, the old answer.
@@ -41,6 +61,11 @@ class DescriptorKinds {
   // Per epoll set: 0 no registration seen, kEpollNamesFds, or kEpollOther (sticky until closed).
   static constexpr uint8_t kEpollNamesFds = 1, kEpollOther = 2;
   std::atomic<uint8_t> epoll_sets_[kCached] = {};
+  // The process's own endpoints: key (0: free) and the descriptor that holds it, cleared when that
+  // descriptor closes. Relaxed hints, as entries_.
+  std::atomic<uint64_t> endpoint_keys_[kEndpoints] = {};
+  std::atomic<int> endpoint_fds_[kEndpoints] = {};
+  void forget_endpoints(unsigned int first, unsigned int last);
 };
 
 }  // namespace whatif::facade

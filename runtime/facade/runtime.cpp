@@ -526,6 +526,14 @@ DescriptorKinds::Kind descriptor_kind(int fd) {
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && address.ss_family == AF_UNIX) {
       return DescriptorKinds::Kind::kWokenByThread;
     }
+    // A TCP connection to a socket of this process (a thread's listener, or a thread's connect):
+    // the other end is one of its threads, as with a Unix socket.
+    sockaddr_storage peer{};
+    length = sizeof(peer);
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0 &&
+        g_descriptor_kinds.is_own_peer(reinterpret_cast<sockaddr*>(&peer), length)) {
+      return DescriptorKinds::Kind::kWokenByThread;
+    }
     return DescriptorKinds::Kind::kOther;
   }
   if ((info.st_mode & S_IFMT) == 0) {  // anon_inode: eventfd, timerfd, signalfd, epoll
@@ -618,6 +626,31 @@ void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
 }
 
 void after_blocking_io(int fd, uint64_t blocked_ns) { after_blocking(waited_for_thread(blocked_ns, thread_descriptor(fd))); }
+
+namespace {
+void note_own_endpoint(int fd, bool listening) {
+  int saved_errno = errno;
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    const auto* local = reinterpret_cast<const sockaddr*>(&address);
+    uint64_t key = listening ? DescriptorKinds::wildcard_port_key(local, length) : 0;
+    if (key == 0) key = DescriptorKinds::endpoint_key(local, length);
+    g_descriptor_kinds.note_own_endpoint(fd, key);
+  }
+  errno = saved_errno;
+}
+}  // namespace
+
+void socket_connected(int fd, bool connected) {
+  if (!connected) return;
+  note_own_endpoint(fd, /*listening=*/false);
+  g_descriptor_kinds.forget_kind(fd);  // judged before it had a peer, during the connect
+}
+
+void socket_listening(int fd, bool listening) {
+  if (listening) note_own_endpoint(fd, /*listening=*/true);
+}
 
 void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
 

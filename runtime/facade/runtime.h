@@ -75,6 +75,11 @@ void after_blocking_io(int fd, uint64_t blocked_ns);
 /// pipe, a Unix socket, or a descriptor not known), so its duration is worth measuring. A file or a
 /// TCP socket is not: after_blocking(false) follows without reading the clock twice.
 bool io_may_be_woken_by_thread(int fd);
+/// After the program's connect (`connected`: it succeeded or is in progress) or listen (`listening`:
+/// it succeeded) on `fd`: its local endpoint is the process's own, so a socket of the process whose
+/// peer it is counts as woken by a thread (a TCP connection between two threads). errno kept.
+void socket_connected(int fd, bool connected);
+void socket_listening(int fd, bool listening);
 /// Descriptors [first, last] were closed: after_blocking_io looks their kind up afresh.
 void descriptors_closed(unsigned int first, unsigned int last);
 

@@ -698,7 +698,15 @@ WHATIF_EXPORT int accept4(int fd, struct sockaddr* address, socklen_t* address_l
   return blocking_io(fd, [&] { return real::accept4(fd, address, address_length, flags); });
 }
 WHATIF_EXPORT int connect(int fd, const struct sockaddr* address, socklen_t address_length) {
-  return blocking_io(fd, [&] { return real::connect(fd, address, address_length); });
+  int result = blocking_io(fd, [&] { return real::connect(fd, address, address_length); });
+  facade::socket_connected(fd, result == 0 || errno == EINPROGRESS);
+  return result;
+}
+WHATIF_EXPORT int listen(int fd, int backlog) {
+  real::resolve();
+  int result = real::listen(fd, backlog);
+  facade::socket_listening(fd, result == 0);
+  return result;
 }
 WHATIF_EXPORT int poll(struct pollfd* fds, nfds_t count, int timeout) {
   return blocking_ready([&] { return real::poll(fds, count, timeout); }, [&](int) { return facade::poll_woken_by_thread(fds, count); });

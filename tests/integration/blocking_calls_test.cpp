@@ -46,7 +46,10 @@ TEST_P(WokenThroughADescriptor, IsCreditedNotDelayed) {
   EXPECT_LT(paused, 0.2 * delay) << "the consumer paid delays its waker had already executed";
 }
 
-INSTANTIATE_TEST_SUITE_P(Waits, WokenThroughADescriptor, ::testing::Values("read", "poll", "epoll", "eventfd"));
+// tcp: a loopback TCP connection between two threads. Bug: every TCP socket was taken for a
+// client's, so the consumer paid the producer's delays (a request/reply over loopback TCP between
+// two threads was predicted at -4 to +6% for 22% and 36%).
+INSTANTIATE_TEST_SUITE_P(Waits, WokenThroughADescriptor, ::testing::Values("read", "poll", "epoll", "eventfd", "tcp"));
 
 }  // namespace
 }  // namespace itest

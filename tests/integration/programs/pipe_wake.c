@@ -3,12 +3,18 @@
    woken by a thread of the program, so it is credited, not delayed. Usage: pipe_wake [items=3000]
    [wait=read|poll|epoll|eventfd]: poll and epoll wait for the pipe with poll(2) or epoll_wait(2)
    before the read, as event loops do; eventfd has the producer add 1 to an eventfd the consumer
-   waits for with epoll_wait. Exits non-zero if an item is lost. */
+   waits for with epoll_wait; tcp sends the bytes over a loopback TCP connection between the two
+   threads instead of a pipe (a listener on any address, the producer connected to 127.0.0.1).
+   Exits non-zero if an item is lost. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <whatif.h>
 
@@ -35,7 +41,23 @@ static void* producer(void* arg) {
 int main(int argc, char** argv) {
   g_items = itest_arg(argc, argv, 1, 3000);
   const char* wait = argc > 2 ? argv[2] : "read";
-  ITEST_CHECK(pipe(g_pipe) == 0, "pipe");
+  if (strcmp(wait, "tcp") == 0) {
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(INADDR_ANY)}};
+    socklen_t length = sizeof address;
+    ITEST_CHECK(listener >= 0 && bind(listener, (struct sockaddr*)&address, sizeof address) == 0 && listen(listener, 1) == 0 &&
+                    getsockname(listener, (struct sockaddr*)&address, &length) == 0, "listen");
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_pipe[1] = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ITEST_CHECK(g_pipe[1] >= 0 && setsockopt(g_pipe[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
+                    connect(g_pipe[1], (struct sockaddr*)&address, sizeof address) == 0, "connect");
+    g_pipe[0] = accept(listener, NULL, NULL);
+    ITEST_CHECK(g_pipe[0] >= 0, "accept");
+    close(listener);
+  } else {
+    ITEST_CHECK(pipe(g_pipe) == 0, "pipe");
+  }
   int watched = g_pipe[0];
   if (strcmp(wait, "eventfd") == 0) watched = g_eventfd = eventfd(0, 0);
   int ep = -1;

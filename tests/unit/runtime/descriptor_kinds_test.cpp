@@ -2,7 +2,9 @@
 // what it answers, for how long, and when a close makes it look again.
 #include "facade/descriptor_kinds.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 #include <memory>
 
@@ -66,6 +68,73 @@ TEST(DescriptorKinds, AnEpollSetNamesItsDescriptorsOnlyIfEveryRegistrationDid) {
   kinds->note_epoll_registration(DescriptorKinds::kCached, true);  // beyond the table: ignored
   EXPECT_FALSE(kinds->epoll_names_fds(DescriptorKinds::kCached));
   EXPECT_FALSE(kinds->epoll_names_fds(-1));
+}
+
+sockaddr_in ipv4(const char* address, uint16_t port) {
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_port = htons(port);
+  inet_pton(AF_INET, address, &in.sin_addr);
+  return in;
+}
+
+sockaddr_in6 ipv6(const char* address, uint16_t port) {
+  sockaddr_in6 in6{};
+  in6.sin6_family = AF_INET6;
+  in6.sin6_port = htons(port);
+  inet_pton(AF_INET6, address, &in6.sin6_addr);
+  return in6;
+}
+
+template <typename Address>
+bool own_peer(const DescriptorKinds& kinds, const Address& peer) {
+  return kinds.is_own_peer(reinterpret_cast<const sockaddr*>(&peer), sizeof(peer));
+}
+
+template <typename Address>
+void note(DescriptorKinds& kinds, int fd, const Address& local, bool listening) {
+  const auto* address = reinterpret_cast<const sockaddr*>(&local);
+  uint64_t key = listening ? DescriptorKinds::wildcard_port_key(address, sizeof(local)) : 0;
+  kinds.note_own_endpoint(fd, key != 0 ? key : DescriptorKinds::endpoint_key(address, sizeof(local)));
+}
+
+TEST(DescriptorKinds, ATcpPeerIsOneOfOursWhenItIsAnEndpointWeListenOnOrConnectedFrom) {
+  auto kinds = std::make_unique<DescriptorKinds>();
+  EXPECT_FALSE(own_peer(*kinds, ipv4("127.0.0.1", 8080))) << "nothing noted: another process";
+  note(*kinds, 5, ipv4("127.0.0.1", 8080), /*listening=*/true);
+  note(*kinds, 6, ipv4("127.0.0.1", 40001), /*listening=*/false);
+  EXPECT_TRUE(own_peer(*kinds, ipv4("127.0.0.1", 8080))) << "a client thread's socket: its peer is our listener";
+  EXPECT_TRUE(own_peer(*kinds, ipv4("127.0.0.1", 40001))) << "the accepted socket: its peer is our connect";
+  EXPECT_TRUE(own_peer(*kinds, ipv6("::ffff:127.0.0.1", 40001))) << "the same peer seen by a dual-stack socket";
+  EXPECT_FALSE(own_peer(*kinds, ipv4("127.0.0.1", 40002))) << "a load generator's connection";
+  EXPECT_FALSE(own_peer(*kinds, ipv4("10.0.0.2", 8080))) << "another host";
+  kinds->forget(6);
+  EXPECT_FALSE(own_peer(*kinds, ipv4("127.0.0.1", 40001))) << "closed: the port may be anyone's now";
+  kinds->forget_range(3, 10);
+  EXPECT_FALSE(own_peer(*kinds, ipv4("127.0.0.1", 8080)));
+}
+
+TEST(DescriptorKinds, AListenerOnAnyAddressServesLoopbackPeersOnItsPort) {
+  auto kinds = std::make_unique<DescriptorKinds>();
+  note(*kinds, 5, ipv4("0.0.0.0", 9000), /*listening=*/true);
+  note(*kinds, 7, ipv6("::", 9001), /*listening=*/true);
+  EXPECT_TRUE(own_peer(*kinds, ipv4("127.0.0.1", 9000)));
+  EXPECT_TRUE(own_peer(*kinds, ipv4("127.0.0.5", 9000)));
+  EXPECT_TRUE(own_peer(*kinds, ipv6("::1", 9001)));
+  EXPECT_FALSE(own_peer(*kinds, ipv4("192.168.1.9", 9000))) << "not known to be this machine";
+  EXPECT_FALSE(own_peer(*kinds, ipv4("127.0.0.1", 9002)));
+}
+
+TEST(DescriptorKinds, OnlyIpAddressesHaveEndpointKeys) {
+  sockaddr unix_address{};
+  unix_address.sa_family = AF_UNIX;
+  EXPECT_EQ(DescriptorKinds::endpoint_key(&unix_address, sizeof(unix_address)), 0u);
+  auto a = ipv6("2001:db8::1", 80), b = ipv6("2001:db8::2", 80);
+  EXPECT_NE(DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0u);
+  EXPECT_NE(DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&a), sizeof(a)),
+            DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&b), sizeof(b)));
+  auto c = ipv4("127.0.0.1", 80);
+  EXPECT_EQ(DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&c), sizeof(c) - 1), 0u) << "too short";
 }
 
 }  // namespace
