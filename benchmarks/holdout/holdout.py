@@ -58,6 +58,12 @@ PROGRAMS = {
     "stdsort":  ("stdsort.cpp", "single thread: std::sort with a lambda on 33 chunks of 1024 records (A) vs arithmetic (B), 1 ms each", 100),
     "qsortcb":  ("qsortcb.c", "single thread: libc qsort with a user comparator on 20 chunks of 1024 ints (A) vs arithmetic (B), 1 ms each", 100),
     "mallocmt": ("mallocmt.c", "2 independent workers: 25000 malloc/free of 16..2048 bytes (A) + arithmetic (B), 1 ms each", 200),
+    "tcprpc":   ("tcprpc.c", "request/reply between 2 pthreads over loopback TCP (TCP_NODELAY, blocking send/recv): 0.6 / 1 ms, strictly serial", 100),
+    "forkwork": ("forkwork.c", "per round the parent forks 2 children that run 1 ms (A) and _exit, runs 0.7 ms (B), then waitpid()s both", 60),
+    "recurse":  ("recurse.c", "single thread: leaf work (A) inside a noinline recursive binary-tree walk of depth 12 vs a loop (B), 1 ms each", 80),
+    "atomicq":  ("atomicq.cpp", "C++20 atomics: 3 workers fetch_add 12 x 0.2 ms tasks (A) a round, main 0.8 ms (B) between rounds, atomic wait/notify_all", 50),
+    "pipeproc": ("pipeproc.c", "2 processes over pipes: parent produces 1 ms items (A), child 0.6 ms each (B) and acks, 3 outstanding", 150),
+    "pagefault": ("pagefault.c", "single thread: mmap 2 MiB + first-touch 512 pages + munmap (A, page faults, ~1 ms) vs arithmetic (B, 1 ms)", 80),
 }
 
 
