@@ -41,11 +41,7 @@ ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot&
 }
 
 int ChildForwarder::start() {
-  sigset_t all, previous;
-  sigfillset(&all);
-  real::pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits the full mask
-  int result = real::pthread_create(&thread_, nullptr, &ChildForwarder::thread_main, this);
-  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  int result = real::create_runtime_thread(&thread_, &ChildForwarder::thread_main, this);
   thread_started_ = result == 0;
   return result;
 }

@@ -52,11 +52,7 @@ Profiler::Profiler(ProfilerContext context)
 Profiler::~Profiler() = default;
 
 int Profiler::start() {
-  sigset_t all, previous;
-  sigfillset(&all);
-  real::pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits the full mask
-  int result = real::pthread_create(&thread_, nullptr, &Profiler::thread_main, this);
-  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  int result = real::create_runtime_thread(&thread_, &Profiler::thread_main, this);
   thread_started_ = result == 0;
   return result;
 }

@@ -170,13 +170,15 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent, const de
   // 10-20 us until its queue of signals overflowed: a 2-ms task ran for 14 s, and the kernel's
   // fallback, SIGIO, killed the program.
   set_current_thread(thread);
+  // Likewise its pause: a spinning pause in that first handler must stop the sampler's events.
+  thread->delays.sampling_pause = thread->sampler->sampling_pause();
   int result = thread->sampler->start(thread->tid, g_state->config.sampling_period_ns, os::sample_signal());
   if (result != 0) {
     static log::WarnOnce warn_once;
     warn_once("cannot sample thread {}: {}; its time is not profiled", thread->tid, std::strerror(-result));
+    thread->delays.sampling_pause = nullptr;
     thread->sampler.reset();
   }
-  if (thread->sampler) thread->delays.sampling_pause = thread->sampler->sampling_pause();
   if (g_state->lbr) open_tracer(*thread);
   pthread_setspecific(g_state->thread_key, thread);
   g_state->threads.add(thread);
@@ -690,6 +692,7 @@ void after_fork_in_child() {
   // the perf descriptors watch the parent's threads. Close them without locking.
   g_state->threads.reset_after_fork();
   g_state->threads.for_each([](ThreadState* thread) {
+    thread->delays.sampling_pause = nullptr;  // the sampler it belongs to goes next
     thread->sampler.reset();  // closes our copies; disabling would stop the parent's event
     thread->tracer.reset();   // the child has no breakpoints (not inherited); close our copy
     for (int& fd : thread->breakpoint_fds) {
@@ -720,8 +723,14 @@ void after_fork_in_child() {
   self->tid = os::gettid();
   threads::forget_switch_readings(*self);  // the parent thread's readings are another task's
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
-  if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) self->sampler.reset();
-  self->delays.sampling_pause = self->sampler ? self->sampler->sampling_pause() : nullptr;
+  // Before start: its first sample may come microseconds later, and a spinning pause in that
+  // handler must stop this sampler's events, not call into the one just destroyed (its samples
+  // then went on through the spin, a real-time signal queued for each).
+  self->delays.sampling_pause = self->sampler->sampling_pause();
+  if (self->sampler->start(self->tid, g_state->config.sampling_period_ns, os::sample_signal()) != 0) {
+    self->delays.sampling_pause = nullptr;
+    self->sampler.reset();
+  }
   // Its contention is its own to measure: the parent thread's figure and schedstat window are not.
   // Until its first window closes it stands for the tree's average, as a new thread does.
   self->delays.contention_permille.store(g_state->delays->tree_wall_per_cpu.load(std::memory_order_relaxed),

@@ -58,4 +58,15 @@ void resolve() {
   }
 }
 
+int create_runtime_thread(pthread_t* thread, void* (*routine)(void*), void* argument) {
+  pthread_attr_t attributes;
+  if (int result = pthread_attr_init(&attributes); result != 0) return result;
+  sigset_t all;
+  sigfillset(&all);
+  int result = pthread_attr_setsigmask_np(&attributes, &all);
+  if (result == 0) result = pthread_create(thread, &attributes, routine, argument);
+  pthread_attr_destroy(&attributes);
+  return result;
+}
+
 }  // namespace whatif::real

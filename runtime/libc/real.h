@@ -93,4 +93,12 @@ void resolve();
 /// nullptr when neither has it.
 void* resolve_late(const char* name, const char* library);
 
+/// Starts one of the runtime's own threads past the pthread_create shim, with every signal blocked
+/// in the new thread from its first instruction (pthread_attr_setsigmask_np). The calling thread's
+/// mask never changes: a program thread whose sampler is already on must not block the runtime's
+/// signal meanwhile, or each sample of a short first period queues one more real-time signal (a
+/// forked child queued thousands in the ~10 ms its forwarder took to start, then spent seconds
+/// handling them). Returns 0 or an error number, as pthread_create.
+int create_runtime_thread(pthread_t* thread, void* (*routine)(void*), void* argument);
+
 }  // namespace whatif::real
