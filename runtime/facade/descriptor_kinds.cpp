@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 
+#include <cstddef>
 #include <cstring>
 
 namespace whatif::facade {
@@ -132,13 +133,12 @@ void DescriptorKinds::note_own_endpoint(int fd, uint64_t key) {
 bool DescriptorKinds::is_own_peer(const sockaddr* peer, socklen_t length) const {
   uint64_t exact = endpoint_key(peer, length);
   if (exact == 0) return false;
-  uint64_t any_address = 0;  // a listener on any address serves a loopback peer on its port
-  if (is_loopback(peer, length)) {
-    uint32_t ip = 0;
-    uint16_t port = 0;
-    if (ipv4_of(peer, length, ip, port)) any_address = kPortOnly | port;
-    else any_address = kPortOnly | reinterpret_cast<const sockaddr_in6*>(peer)->sin6_port;
-  }
+  // A listener on any address serves a loopback peer on its port (endpoint_key checked the family
+  // and length: the port sits at the same offset in sockaddr_in and sockaddr_in6).
+  static_assert(offsetof(sockaddr_in, sin_port) == offsetof(sockaddr_in6, sin6_port));
+  uint16_t port = 0;
+  std::memcpy(&port, reinterpret_cast<const char*>(peer) + offsetof(sockaddr_in, sin_port), sizeof(port));
+  uint64_t any_address = is_loopback(peer, length) ? kPortOnly | port : 0;
   for (int i = 0; i < kEndpoints; ++i) {
     uint64_t key = endpoint_keys_[i].load(std::memory_order_relaxed);
     if (key != 0 && (key == exact || key == any_address)) return true;

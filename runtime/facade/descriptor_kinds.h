@@ -41,7 +41,8 @@ class DescriptorKinds {
   bool epoll_names_fds(int epfd) const;
 
   /// An IP socket's address as a key (family, address, port; IPv4-mapped IPv6 as IPv4); 0 for
-  /// other families. `wildcard_port`: only the port, for a listener bound to any address.
+  /// other families. wildcard_port_key: the port alone, for a listener bound to any address (0 for
+  /// any other address).
   static uint64_t endpoint_key(const sockaddr* address, socklen_t length);
   static uint64_t wildcard_port_key(const sockaddr* address, socklen_t length);
   /// Whether `address` is a loopback address (127/8, ::1, IPv4-mapped 127/8).
