@@ -65,7 +65,8 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(sched_yield)                                                                           \
   REQUIRED(read) REQUIRED(write) REQUIRED(recv) REQUIRED(send) REQUIRED(recvfrom)                 \
   REQUIRED(sendto) REQUIRED(recvmsg) REQUIRED(sendmsg) REQUIRED(accept) REQUIRED(accept4)         \
-  REQUIRED(connect) REQUIRED(listen) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select) REQUIRED(pselect)             \
+  REQUIRED(connect) REQUIRED(listen) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select)              \
+  REQUIRED(pselect)                                                                               \
   REQUIRED(epoll_wait) REQUIRED(epoll_pwait) REQUIRED(epoll_ctl)                                 \
   REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
