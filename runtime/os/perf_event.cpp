@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -42,7 +43,8 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
 
 int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack,
                       bool kernel_only, uint64_t first_period_ns) {
-  uint64_t first = first_period_ns != 0 && first_period_ns < period_ns ? first_period_ns : period_ns;
+  period_ns = std::max(period_ns, kShortestPeriodNs);
+  uint64_t first = first_period_ns != 0 && first_period_ns < period_ns ? std::max(first_period_ns, kShortestPeriodNs) : period_ns;
   int result = open_with(tid, first, wakeup_samples, with_stack, kernel_only);
   // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
   // user): keep sampling with frame-pointer callchains only.
@@ -69,7 +71,7 @@ int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_sampl
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  attr.sample_period = period_ns;
+  attr.sample_period = std::max(period_ns, kShortestPeriodNs);
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
   attr.disabled = enabled ? 0 : 1;
   // One sampler sees user mode, another (kernel_only) the kernel: exclude_kernel alone drops the

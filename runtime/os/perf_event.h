@@ -115,6 +115,15 @@ class PerfSampler {
   /// the profiler thread: 8 KiB reaches the first in-scope caller of library code in practice
   /// (as perf's --call-graph dwarf default does) while a ring still holds a dozen samples.
   static constexpr uint32_t kStackBytes = 8192;
+  /// The shortest period a sampler is ever given. A task-clock event's timer fires at most every
+  /// 10 us; given a period at that floor, the event was throttled at once (Linux 6.18 in this VM)
+  /// and no later PERF_EVENT_IOC_PERIOD took: without a signal it took no sample after, with one
+  /// it kept firing every 10-30 us whatever period the handler set. About 1 thread in 100 drew such
+  /// a first period and spent the rest of its life in its handler (a thread-per-task pool of 4000
+  /// threads, native 3 s: 14 s, and one thread 8700 signals). A first period floored here samples
+  /// a thread at the floor instead of before it: only threads shorter than the floor lose their
+  /// small chance (2% at a 1-ms period) of a sample.
+  static constexpr uint64_t kShortestPeriodNs = 20000;
 
   /// Opens a sampler on thread `tid` with the given period; samples carry IP + user callchain and,
   /// when `with_stack`, the user registers and the top kStackBytes of the user stack (falling back

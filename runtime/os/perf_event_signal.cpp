@@ -47,6 +47,7 @@ WHATIF_SIGNAL_SAFE void PerfSampler::next_period() {
     late = since >= last_period_ ? (since - last_period_) % last_period_ : 0;  // whole skipped periods drop out
   }
   uint64_t period = drawn - (late < drawn / 2 ? late : drawn / 2);
+  if (period < kShortestPeriodNs) period = kShortestPeriodNs;  // a short configured period's draw
   invoke_syscall(SYS_ioctl, fd_, PERF_EVENT_IOC_PERIOD, &period);
   last_count_ = counted ? count : 0;
   last_period_ = period;

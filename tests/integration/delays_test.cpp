@@ -272,7 +272,9 @@ TEST_F(Integration, AThreadWhoseFirstSampleComesAtOnceIsNotFloodedWithSignals) {
   // signal, so the whole period was never set and the event fired every 10-20 us, faster than the
   // signals were delivered: the thread lived in its handler, its real-time signal queue overflowed
   // and the kernel's fallback, SIGIO, killed the program (1 in 8 runs of 2000 threads; 2 in 3
-  // here, where every thread gets a 5-us first period).
+  // here, where every thread asks for a 5-us first period). The sampler now floors it at 20 us
+  // (os::PerfSampler::kShortestPeriodNs): at the timer's 10-us floor the kernel throttled the
+  // event and no later period took, and this run went from 9 s to past the 60-s limit.
   Exit e = whatif(path("first.jsonl"),
                   {"--fixed-line", marker_spec("fanout.c", "fanout-work"), "--fixed-speedup", "50", "--pause", "sleep"},
                   {program("fanout"), "1000"}, {{"WHATIF_FIRST_PERIOD_NS", "5000"}});
