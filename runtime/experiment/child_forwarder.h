@@ -49,7 +49,7 @@ class ChildForwarder {
   threads::ThreadRegistry& threads_;
   pthread_t thread_{};
   bool thread_started_ = false;
-  std::atomic<bool> stop_requested_{false};
+  std::atomic<uint32_t> stop_requested_{0};  // 1 once stop_and_flush asks; its tick sleeps on it
   std::vector<uint64_t> forwarded_;  // per counter-registry slot: visits counted already
   std::vector<threads::ThreadState*> snapshot_;
   std::vector<threads::ThreadState*> retired_;

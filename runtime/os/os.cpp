@@ -5,8 +5,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -66,21 +66,47 @@ WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig) {
   return whatif::os::invoke_syscall(SYS_tgkill, pid, tid, sig) == 0 ? 0 : -errno;
 }
 
-WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
+namespace {
+/// The thread's timer slack (50 us by default) would lengthen every sleep by about that much (this
+/// VM: a 50-us request slept 115 us, with a slack of 1 ns 65 us): a pause must last what it pays
+/// for, so the slack is 1 ns while `sleep` runs, and the program's own slack comes back after.
+template <typename Sleep>
+WHATIF_SIGNAL_SAFE uint64_t with_fine_slack(Sleep sleep) {
   int saved_errno = errno;
   uint64_t start = monotonic_ns();
-  timespec request{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
-  timespec remaining{};
-  // The thread's timer slack (50 us by default) would lengthen every sleep by about that much (this
-  // VM: a 50-us request slept 115 us, with a slack of 1 ns 65 us): a pause must last what it pays
-  // for, so the slack is 1 ns while it sleeps, and the program's own slack comes back after.
   long slack = whatif::os::invoke_syscall(SYS_prctl, PR_GET_TIMERSLACK, 0, 0, 0, 0);
   if (slack > 1) whatif::os::invoke_syscall(SYS_prctl, PR_SET_TIMERSLACK, 1, 0, 0, 0);
-  // The raw syscall, so the program's (and our) nanosleep interposition is bypassed.
-  while (whatif::os::invoke_syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
+  sleep();
   if (slack > 1) whatif::os::invoke_syscall(SYS_prctl, PR_SET_TIMERSLACK, slack, 0, 0, 0);
   errno = saved_errno;
   return monotonic_ns() - start;
+}
+
+timespec as_timespec(uint64_t ns) {
+  return timespec{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
+}
+}  // namespace
+
+WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
+  return with_fine_slack([ns] {
+    timespec request = as_timespec(ns), remaining{};
+    // The raw syscall, so the program's (and our) nanosleep interposition is bypassed.
+    while (whatif::os::invoke_syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
+  });
+}
+
+uint64_t sleep_unless_woken(const std::atomic<uint32_t>& word, uint32_t expected, uint64_t ns) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+  return with_fine_slack([&word, expected, ns] {
+    timespec timeout = as_timespec(ns);
+    // A relative timeout: an EINTR (signals are blocked on runtime threads) ends the tick early,
+    // which only makes it shorter. The raw syscall: futex is interposed.
+    whatif::os::invoke_syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+  });
+}
+
+void wake_sleepers(std::atomic<uint32_t>& word) {
+  whatif::os::invoke_syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 namespace {
