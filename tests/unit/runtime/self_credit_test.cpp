@@ -172,8 +172,9 @@ TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
 TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSampler) {
   // Bug: a random first period of 10 us or less (1 thread in 100 at a 1-ms period) went wrong in
   // this VM's kernel: the event fired far faster than its period (2 ms of CPU filled the ring and
-  // lost 600-8000 records), and with a signal it kept firing every 10-30 us whatever period the
-  // handler set afterwards (one thread of a pool: 8700 signals).
+  // lost 600-8000 records), and the whole period set afterwards did not take (no sample at all in
+  // the next 40 ms, or one every 70 us); with a signal it kept firing every 10-30 us whatever period
+  // the handler set (one thread of a pool: 8700 signals).
   os::PerfSampler sampler;
   int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false, /*kernel_only=*/false,
                             /*first_period_ns=*/5000);
@@ -185,11 +186,13 @@ TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSample
       for (int i = 0; i < 3000; ++i) x = x + 1;
     }
   };
-  // The first period repeats until something sets the whole one: 2 ms at the 20-us floor is 100.
-  spin_cpu(2 * kMs);
-  std::size_t early = sampler.drain([](const os::RawSample&) {});
+  // As the handler does: the whole period is set right after the first sample (within 2 ms of CPU).
+  std::size_t early = 0;
+  for (uint64_t start = thread_cpu_ns(); early == 0 && thread_cpu_ns() - start < 2 * kMs;) {
+    for (int i = 0; i < 300; ++i) x = x + 1;
+    early += sampler.drain([](const os::RawSample&) {});
+  }
   EXPECT_EQ(sampler.lost(), 0u) << "the ring overflowed: the event fired faster than its period";
-  EXPECT_LE(early, 2 * kMs / os::PerfSampler::kShortestPeriodNs + 20);
   sampler.next_period();  // what the handler does after the first sample
   // The thread's whole CPU time: its user part is split off by ticks, too coarse for 40 ms.
   const uint64_t cpu_start = thread_cpu_ns();
@@ -199,9 +202,12 @@ TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSample
     samples += sampler.drain([](const os::RawSample&) {});
   }
   sampler.disable();
+  // Wide bounds: with more runnable threads than CPUs the task clock's timer, stopped and restarted
+  // at each switch, strays from the period on its own (72 samples in 40 ms once, at 20 us first);
+  // the bug gave 0, or 580 (a period that never took).
   const double expected = static_cast<double>(thread_cpu_ns() - cpu_start) / kMs;
-  EXPECT_GT(static_cast<double>(samples), 0.6 * expected) << samples << " samples in " << expected << " ms of CPU";
-  EXPECT_LT(static_cast<double>(samples), 1.5 * expected + 2) << samples << " samples in " << expected << " ms of CPU";
+  EXPECT_GT(static_cast<double>(samples), 0.3 * expected) << samples << " samples in " << expected << " ms of CPU";
+  EXPECT_LT(static_cast<double>(samples), 3 * expected) << samples << " samples in " << expected << " ms of CPU";
 }
 
 TEST(PerfRingScan, SamplesTheThreadScannedAreReportedAsSuchAndNeverTwice) {
