@@ -81,13 +81,18 @@ TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
   EXPECT_NE(scaled.err.find("waiting for a CPU"), std::string::npos) << scaled;
 }
 
+/// 0 for a baseline, 1 for an experiment at `speedup`, -1 for any other.
+int experiment_kind(const Experiment& x, double speedup) {
+  return x.speedup == 0 ? 0 : (std::abs(x.speedup - speedup) < 1e-9 ? 1 : -1);
+}
+
 /// The program speedup the experiments predict for their line at `speedup` against their own
 /// baselines, measured by point `name`: 1 - (baseline period / sped period) per visit, with each
 /// experiment's effective time (its duration less the delay inserted). 0 without both kinds.
 double predicted_time_saved(const Profile& profile, const std::string& name, double speedup) {
   double visits[2] = {0, 0}, time[2] = {0, 0};
   for (const Experiment& x : profile.experiments) {
-    int kind = x.speedup == 0 ? 0 : (std::abs(x.speedup - speedup) < 1e-9 ? 1 : -1);
+    int kind = experiment_kind(x, speedup);
     const PointObservation* o = point(x, name);
     if (kind < 0 || o == nullptr) continue;
     visits[kind] += o->delta;
@@ -102,7 +107,7 @@ double predicted_time_saved(const Profile& profile, const std::string& name, dou
 double median_time_saved(const Profile& profile, const std::string& name, double speedup) {
   std::vector<double> rates[2];
   for (const Experiment& x : profile.experiments) {
-    int kind = x.speedup == 0 ? 0 : (std::abs(x.speedup - speedup) < 1e-9 ? 1 : -1);
+    int kind = experiment_kind(x, speedup);
     const PointObservation* o = point(x, name);
     if (kind < 0 || o == nullptr || x.duration_ns <= x.delay_ns) continue;
     rates[kind].push_back(o->delta / (x.duration_ns - x.delay_ns));
