@@ -83,6 +83,11 @@ Config Config::from_environment() {
     if (parse_u64(value, first) && first >= 1 && first <= config.sampling_period_ns) config.first_period_ns = first;
     else config.errors.push_back(std::string(names::kFirstPeriodNs) + " '" + value + "' must be 1 to the sampling period in ns");
   }
+  if (const char* value = env(names::kSwitchCostNs)) {
+    uint64_t cost = 0;
+    if (parse_u64(value, cost) && cost >= 1 && cost <= 1000000) config.switch_cost_ns = cost;
+    else config.errors.push_back(std::string(names::kSwitchCostNs) + " '" + value + "' must be 1 to 1000000 ns");
+  }
   if (const char* value = env(names::kExperimentLengthNs)) {
     uint64_t length = 0;
     if (parse_u64(value, length) && length >= 1000000) config.experiment_length_ns = length;

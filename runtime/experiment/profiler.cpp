@@ -87,6 +87,7 @@ void* Profiler::thread_main(void* self) {
 
 void Profiler::run() {
   setup_symbols();
+  choose_switch_thresholds();
   machine_.begin(os::monotonic_ns());
   while (!stop_requested_.load(std::memory_order_acquire)) {
     tick(os::monotonic_ns());
@@ -257,6 +258,12 @@ void Profiler::tick(uint64_t now) {
     case ExperimentMachine::Action::Kind::kFinish: finish_experiment(now); break;
     case ExperimentMachine::Action::Kind::kNone: break;
   }
+  if (switch_probe_.is_open() && now - last_switch_probe_ns_ >= kSwitchProbeEveryNs) {
+    // The cost depends on the moment (os::SwitchCostProbe): a mean over rounds spread in time.
+    last_switch_probe_ns_ = now;
+    probe_switch_cost(kSwitchProbePairs);
+    if (switch_probe_rounds_ % kSwitchProbeUpdateRounds == 0) update_switch_thresholds();
+  }
   if (now - last_contention_ns_ >= kContentionWindowNs) update_schedstat(now);
   write_counter_interval(now, false);
   if (now - last_samples_write_ns_ >= kSamplesWriteIntervalNs) {
@@ -327,6 +334,41 @@ void Profiler::update_schedstat(uint64_t now) {
   }
 }
 
+void Profiler::choose_switch_thresholds() {
+  if (context_.switch_events == 0) return;
+  const config::Config& config = *context_.config;
+  if (config.switch_cost_ns != 0) {
+    switch_cost_ns_ = config.switch_cost_ns;
+    sampling::set_switch_thresholds(sampling::SwitchThresholds::for_cost(switch_cost_ns_, context_.switch_events));
+    log::debug("a sampling event's switch costs {:.1f} us (given)", static_cast<double>(switch_cost_ns_) / 1e3);
+    return;
+  }
+  if (switch_probe_.open(config.sampling_period_ns) != 0) return;  // no perf_event: the defaults
+  for (int round = 0; round < kSwitchProbeFirstRounds; ++round) probe_switch_cost(kSwitchProbeFirstPairs);
+  update_switch_thresholds();
+}
+
+void Profiler::probe_switch_cost(int pairs) {
+  const uint64_t cost = switch_probe_.round(pairs);
+  if (cost > kSwitchProbeOutlierNs) return;  // the thread lost its CPU during the round
+  switch_probe_sum_ns_ += cost;
+  ++switch_probe_rounds_;
+}
+
+void Profiler::update_switch_thresholds() {
+  if (switch_probe_rounds_ == 0) return;
+  const uint64_t cost = std::max<uint64_t>(switch_probe_sum_ns_ / switch_probe_rounds_, 1);
+  const sampling::SwitchThresholds before = sampling::switch_thresholds();
+  const sampling::SwitchThresholds now = sampling::SwitchThresholds::for_cost(cost, context_.switch_events);
+  switch_cost_ns_ = cost;
+  sampling::set_switch_thresholds(now);
+  if (now.to_timer != before.to_timer) {
+    log::debug("a sampling event's switch costs {:.1f} us on average over {} rounds ({} a thread): threads move to "
+               "the timer at {} voluntary switches per CPU-second", static_cast<double>(cost) / 1e3,
+               switch_probe_rounds_, context_.switch_events, now.to_timer);
+  }
+}
+
 void Profiler::update_sampler(threads::ThreadState& thread, uint64_t run_ns) {
   if (threads::apply_switch_rule(thread, run_ns)) {
     ++timer_threads_;
@@ -345,13 +387,14 @@ void Profiler::warn_timer_threads() {
   std::string ids;
   for (pid_t tid : timer_thread_ids_) ids += (ids.empty() ? "" : ", ") + std::to_string(tid);
   if (timer_threads_ > timer_thread_ids_.size()) ids += ", ...";
+  const double switch_us = static_cast<double>(switch_cost_ns_ * context_.switch_events) / 1e3;
   warn(fmt::format("{} thread{} sampled with the CPU-time timer instead of perf_event for part of the run "
                    "(tid{} {}): {} blocked more than {} times per second of {} CPU time, and per-thread perf events "
-                   "cost a few microseconds at every context switch. Timer samples come at scheduler ticks, each "
+                   "cost {:.1f} us at every context switch here. Timer samples come at scheduler ticks, each "
                    "weighted by the periods it stands for; --sampler perf keeps perf_event on every thread",
                    timer_threads_, timer_threads_ == 1 ? " was" : "s were", timer_threads_ == 1 ? "" : "s", ids,
-                   timer_threads_ == 1 ? "it" : "they", sampling::SwitchRule::kToTimerPerCpuSecond,
-                   timer_threads_ == 1 ? "its" : "their"));
+                   timer_threads_ == 1 ? "it" : "they", sampling::switch_thresholds().to_timer,
+                   timer_threads_ == 1 ? "its" : "their", switch_us));
 }
 
 void Profiler::drain_thread(threads::ThreadState* thread) {

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "delays/contention.h"
 #include "delays/delays.h"
+#include "os/perf_event.h"
 #include "experiment/attribution.h"
 #include "experiment/instruction_counts.h"
 #include "fncounters/function_counters.h"
@@ -40,6 +41,9 @@ struct ProfilerContext {
   /// then run unprofiled.
   threads::ProcessTree* tree = nullptr;
   uint64_t start_ns = 0;
+  /// Sampling events per thread that the adaptive sampler moves to the timer when switches cost too
+  /// much (2 with kernel-mode samples, 1 without); 0: no thread switches sampler.
+  uint32_t switch_events = 0;
   bool lbr = false;  ///< threads have branch tracers: drain them, publish the code map, write branches
   /// `--counters`' function counters, or nullptr when no function is selected.
   fncounters::FunctionCounters* function_counters = nullptr;
@@ -70,6 +74,13 @@ class Profiler {
   void setup_symbols();
   /// Patches or arms the -p points (inside setup_symbols), then lets the waiting program go on.
   void setup_progress_points();
+  /// Measures what a sampling event's switch costs (or takes WHATIF_SWITCH_COST_NS) and sets the
+  /// adaptive sampler's thresholds from it (sampling/switch_rule.h), before the first window.
+  void choose_switch_thresholds();
+  /// One round of the switch-cost probe, kept unless the profiler thread lost its CPU in it.
+  void probe_switch_cost(int pairs);
+  /// The adaptive sampler's thresholds from the mean of the rounds so far.
+  void update_switch_thresholds();
   void tick(uint64_t now);
   void refresh_symbols();
   void drain_thread(threads::ThreadState* thread);
@@ -190,6 +201,19 @@ class Profiler {
   uint64_t children_wait_seen_ = 0;  // and children_wait_ns
   double contention_weighted_ = 0;  // sum of permille x run time, for the end-of-run warning
   double contention_run_ns_ = 0;
+  uint64_t switch_cost_ns_ = 0;  ///< one event's switch, measured or given (choose_switch_thresholds)
+  // The switch-cost probe: 9 rounds of 16 restarts at start-up, then 4 every 50 ms (about 0.2% of
+  // a CPU where switches are dear); thresholds follow the mean every 8 rounds.
+  static constexpr int kSwitchProbeFirstRounds = 9;
+  static constexpr int kSwitchProbeFirstPairs = 16;
+  static constexpr int kSwitchProbePairs = 4;
+  static constexpr uint64_t kSwitchProbeEveryNs = 50000000;
+  static constexpr uint64_t kSwitchProbeUpdateRounds = 8;
+  static constexpr uint64_t kSwitchProbeOutlierNs = 200000;
+  os::SwitchCostProbe switch_probe_;
+  uint64_t switch_probe_sum_ns_ = 0;
+  uint64_t switch_probe_rounds_ = 0;
+  uint64_t last_switch_probe_ns_ = 0;
   uint32_t timer_threads_ = 0;         // threads the adaptive sampler moved to the timer at least once
   std::vector<pid_t> timer_thread_ids_;  // the first few of them, for the summary
   uint64_t last_interval_ns_ = 0;

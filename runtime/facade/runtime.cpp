@@ -355,6 +355,7 @@ void start() {
   context.writer = &state.writer;
   context.start_ns = state.start_ns;
   context.lbr = state.lbr;
+  if (state.adaptive_sampler) context.switch_events = state.sampler_kind == sampling::SamplerKind::kPerfEvent ? 2 : 1;
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   sampling::set_first_period(state.config.first_period_ns);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -304,6 +305,44 @@ int probe_perf_events(bool with_kernel) {
   if (fd < 0) return -errno;
   ::close(static_cast<int>(fd));
   return 0;
+}
+
+int SwitchCostProbe::open(uint64_t period_ns) {
+  close();
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = std::max(period_ns, PerfSampler::kShortestPeriodNs);  // a sampler's hrtimer
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return -errno;
+  fd_ = static_cast<int>(fd);
+  protect_fd(fd_);  // from a program that closes every descriptor
+  return 0;
+}
+
+uint64_t SwitchCostProbe::round(int pairs) {
+  if (fd_ < 0 || pairs <= 0) return 0;
+  auto time_pairs = [&](unsigned long second) {
+    const uint64_t start = monotonic_ns();
+    for (int i = 0; i < pairs; ++i) {
+      ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0);
+      ioctl(fd_, second, 0);
+    }
+    return monotonic_ns() - start;
+  };
+  const uint64_t restarted = time_pairs(PERF_EVENT_IOC_ENABLE);
+  const uint64_t ioctls_only = time_pairs(PERF_EVENT_IOC_DISABLE);
+  return restarted > ioctls_only ? (restarted - ioctls_only) / static_cast<uint64_t>(pairs) : 0;
+}
+
+void SwitchCostProbe::close() {
+  if (fd_ < 0) return;
+  unprotect_fd(fd_);
+  ::close(fd_);
+  fd_ = -1;
 }
 
 int perf_event_paranoid() {

@@ -275,6 +275,31 @@ bool read_counter(int fd, uint64_t& value);
 /// Whether perf_event sampling is allowed here (0 or -errno); with `with_kernel`, whether samples
 /// may include kernel mode too (perf_event_paranoid <= 1, or CAP_PERFMON).
 int probe_perf_events(bool with_kernel = false);
+/// What one sched-out and sched-in of a task-clock sampling event costs the thread that uses the
+/// probe: the kernel does the same for each of a thread's events at every context switch (stops
+/// and restarts its hrtimer). A round times PERF_EVENT_IOC_DISABLE + ENABLE pairs against DISABLE
+/// + DISABLE pairs (the ioctls alone). A switch is cheap while another timer on the CPU expires
+/// first and dear while the event's is the earliest: rounds here came out at 2-3 or 15-25 us by
+/// that alone, and which depends on the moment, so a figure worth acting on is a mean over rounds
+/// spread in time. One thread (the profiler's). Move-only.
+class SwitchCostProbe {
+ public:
+  SwitchCostProbe() = default;
+  SwitchCostProbe(const SwitchCostProbe&) = delete;
+  SwitchCostProbe& operator=(const SwitchCostProbe&) = delete;
+  ~SwitchCostProbe() { close(); }
+  /// Opens the event on the calling thread with a sampler's period. Returns 0 or -errno.
+  int open(uint64_t period_ns);
+  bool is_open() const { return fd_ >= 0; }
+  /// One round of `pairs` restarts on the calling thread (the one that opened the probe): ns per
+  /// restart, 0 when too cheap to see.
+  uint64_t round(int pairs);
+  void close();
+
+ private:
+  int fd_ = -1;
+};
+
 /// perf_event_paranoid's value, or -100 if unreadable.
 int perf_event_paranoid();
 

@@ -18,7 +18,7 @@ bool apply_switch_rule(ThreadState& thread, uint64_t run_ns) {
   // The first reading, or counters that went backwards (a reused tid), only set the baseline.
   if (thread.switches_known && run_ns >= thread.switch_run_ns && switches >= thread.voluntary_switches) {
     bool want = sampling::next_on_timer(thread.sampler_switch, run_ns - thread.switch_run_ns,
-                                        switches - thread.voluntary_switches);
+                                        switches - thread.voluntary_switches, sampling::switch_thresholds());
     if (want != thread.sampler->on_timer() && thread.sampler->use_timer(want) && !thread.used_timer) {
       thread.used_timer = true;
       first_move = true;

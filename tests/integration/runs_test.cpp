@@ -192,6 +192,33 @@ TEST_F(Integration, AForkedChildsThreadThatBlocksThousandsOfTimesASecondMovesToT
   EXPECT_GT(samples_for(p, marker_spec("switchy.c", "request")), 0) << "the child's samples reach the profile";
 }
 
+TEST_F(Integration, WhetherAThreadBlockingAFewThousandTimesASecondMovesDependsOnWhatSwitchesCostHere) {
+  // The server thread does ~300 us of work per request and blocks after each: about 3,000 switches
+  // per second of its CPU time. Where a sampling event's switch costs 20 us (this nested VM, two
+  // events a thread: 6% of its CPU time at that rate) it moves to the timer; where it costs next to
+  // nothing it keeps perf_event's precision. Before the cost was measured, a fixed 10,000 kept it on
+  // perf_event everywhere.
+  for (const char* cost : {"20000", "1"}) {
+    SCOPED_TRACE(std::string("WHATIF_SWITCH_COST_NS=") + cost);
+    std::string out = path(std::string("p") + cost + ".jsonl");
+    Exit e = whatif(out, {"--experiment-length", "20"}, {program("switchy"), "1200", "-", "300"},
+                    {{"WHATIF_SWITCH_COST_NS", cost}});
+    ASSERT_EQ(e.status, 0) << e;
+    long server = static_cast<long>(printed(e.out, "server_tid"));
+    ASSERT_GT(server, 0) << e;
+    Profile p = load_profile(out);
+    check_well_formed(p);
+    std::string summary = timer_summary(p);
+    if (std::string(cost) == "1") {
+      EXPECT_FALSE(names_thread(summary, server)) << "cheap switches moved the server: " << summary;
+    } else {
+      EXPECT_TRUE(names_thread(summary, server)) << "dear switches left the server on perf_event: " << e;
+      EXPECT_NE(summary.find(" us at every context switch here"), std::string::npos) << summary;
+    }
+    EXPECT_GT(samples_for(p, marker_spec("switchy.c", "request")), 0);
+  }
+}
+
 TEST_F(Integration, SamplerPerfKeepsEveryThreadOnPerfEvent) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--sampler", "perf"}, {program("switchy"), "600"});

@@ -4,7 +4,8 @@
    times per second of their CPU time: while one works the other waits in read(2), however the
    scheduler places them. A third thread computes without blocking (line `steady`). Prints each thread's id and the
    CPU time the server spent on its line. With `fork`, a forked child runs all of this while the
-   parent waits for it (a pre-fork server's worker). Usage: switchy [milliseconds=1500] [fork]. */
+   parent waits for it (a pre-fork server's worker); `-` in its place runs without. UNITS sets the
+   server's work per request (20: ~20 us). Usage: switchy [milliseconds=1500] [fork|-] [UNITS=20]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 static int to_server[2], to_main[2];
 static atomic_int stop;
 static uint64_t request_cpu_ns;
+static long request_units = 20;
 
 static void* server(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
@@ -26,7 +28,7 @@ static void* server(void* arg) {
   char c;
   while (read(to_server[0], &c, 1) == 1 && c == 'r') {
     uint64_t start = itest_thread_cpu_ns();
-    WORK(acc, 20); /* @request */
+    WORK(acc, request_units); /* @request */
     request_cpu_ns += itest_thread_cpu_ns() - start;
     ITEST_CHECK(write(to_main[1], &c, 1) == 1, "answer");
   }
@@ -43,6 +45,7 @@ static void* steady(void* arg) {
 
 int main(int argc, char** argv) {
   long ms = itest_arg(argc, argv, 1, 1500);
+  request_units = itest_arg(argc, argv, 3, 20);
   if (argc > 2 && strcmp(argv[2], "fork") == 0) {
     fflush(stdout);
     pid_t child = fork();

@@ -69,6 +69,20 @@ TEST_F(ConfigTest, AFirstSamplingPeriodForTestsIsWithinOnePeriod) {
   unsetenv("WHATIF_FIRST_PERIOD_NS");
 }
 
+TEST_F(ConfigTest, AGivenSwitchCostReplacesTheMeasurementWhenItIsInRange) {
+  EXPECT_EQ(Config::from_environment().switch_cost_ns, 0u) << "measured by default";
+  setenv("WHATIF_SWITCH_COST_NS", "20000", 1);
+  EXPECT_EQ(Config::from_environment().switch_cost_ns, 20000u);
+  for (const char* wrong : {"0", "2000000", "dear"}) {
+    setenv("WHATIF_SWITCH_COST_NS", wrong, 1);
+    Config config = Config::from_environment();
+    EXPECT_EQ(config.switch_cost_ns, 0u) << wrong;
+    ASSERT_EQ(config.errors.size(), 1u) << wrong;
+    EXPECT_NE(config.errors[0].find("WHATIF_SWITCH_COST_NS"), std::string::npos) << config.errors[0];
+  }
+  unsetenv("WHATIF_SWITCH_COST_NS");
+}
+
 TEST_F(ConfigTest, SamplingPeriodsAreRandomUnlessTurnedOffAndTheProfileSaysWhich) {
   EXPECT_TRUE(Config::from_environment().period_jitter);
   EXPECT_NE(Config::from_environment().options_json().find("\"period_jitter\":true"), std::string::npos);

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -411,6 +412,27 @@ TEST(SettleDelays, AThreadInterruptedInASpinWaitIsCreditedInsteadOfPausing) {
   threads::settle_delays(global, waiter, reinterpret_cast<uint64_t>(code + 3000));
   EXPECT_EQ(waiter.delays.local_ns.load(), global.global_ns.load());
   EXPECT_GE(waiter.delays.paused_ns.load(), kMs / 4) << "outside a spin-wait it pays";
+}
+
+TEST(PerfSwitchCost, IsMeasuredWhereSamplingEventsOpen) {
+  // The adaptive sampler's thresholds come from this figure (sampling/switch_rule.h): a thread whose
+  // voluntary switches would cost more than 3% of its CPU time moves to the timer.
+  os::SwitchCostProbe probe;
+  const int opened = probe.open(kMs);
+  if (os::probe_perf_events() != 0) {
+    EXPECT_NE(opened, 0) << "no sampling event opens here, nor does the probe: the thresholds stay the defaults";
+    EXPECT_EQ(probe.round(4), 0u);
+    return;
+  }
+  ASSERT_EQ(opened, 0);
+  uint64_t least = UINT64_MAX;
+  for (int round = 0; round < 9; ++round) least = std::min(least, probe.round(16));
+  // Stopping and restarting an hrtimer takes microseconds, tens of them in a nested VM; a millisecond
+  // would mean the probe timed something else.
+  EXPECT_LT(least, kMs) << least << " ns a switch";
+  probe.close();
+  EXPECT_FALSE(probe.is_open());
+  EXPECT_EQ(probe.round(4), 0u) << "a closed probe times nothing";
 }
 
 }  // namespace

@@ -33,6 +33,47 @@ TEST(SwitchRule, TheThresholdIsSwitchesPerCpuSecond) {
   EXPECT_FALSE(next_on_timer(under, 20 * kMs, 199));
 }
 
+TEST(SwitchThresholds, WhereSwitchesAreCheapTheyStayAtTheMost) {
+  // 1 us a switch, 2 events: 10,000 switches cost 2% of a CPU-second, under the 3% budget.
+  const SwitchThresholds cheap = SwitchThresholds::for_cost(1000, 2);
+  EXPECT_EQ(cheap.to_timer, SwitchRule::kMostToTimer);
+  EXPECT_EQ(cheap.to_perf, SwitchRule::kMostToTimer / 4);
+  // Not measured (no perf_event): the defaults.
+  EXPECT_EQ(SwitchThresholds::for_cost(0, 2).to_timer, SwitchRule::kMostToTimer);
+  EXPECT_EQ(SwitchThresholds{}.to_timer, SwitchRule::kMostToTimer);
+}
+
+TEST(SwitchThresholds, DearerSwitchesMoveThreadsSoonerButNeverBelowTheFewest) {
+  // 5 us, 2 events: 3% of a CPU-second buys 3,000 switches.
+  const SwitchThresholds vm = SwitchThresholds::for_cost(5000, 2);
+  EXPECT_EQ(vm.to_timer, 3000u);
+  EXPECT_EQ(vm.to_perf, 750u);
+  // One event a thread (no kernel-mode sampler) affords twice as many.
+  EXPECT_EQ(SwitchThresholds::for_cost(5000, 1).to_timer, 6000u);
+  // 20 us, 2 events (this nested VM): 750 would move threads whose timer samples lose precision.
+  EXPECT_EQ(SwitchThresholds::for_cost(20000, 2).to_timer, SwitchRule::kFewestToTimer);
+}
+
+TEST(SwitchThresholds, TheRuleJudgesByTheThresholdsItIsGiven) {
+  // 3,000 switches a CPU-second: on perf where switches are cheap, on the timer where dear.
+  const SwitchThresholds dear = SwitchThresholds::for_cost(5000, 2);
+  SwitchState cheap_state;
+  SwitchState dear_state;
+  EXPECT_FALSE(next_on_timer(cheap_state, 10 * kMs, 30));
+  EXPECT_TRUE(next_on_timer(dear_state, 10 * kMs, 30, dear));
+  // Back to perf below a quarter of the threshold (700 < 750), after the calm windows.
+  for (uint32_t i = 0; i + 1 < SwitchRule::kCalmWindows; ++i) EXPECT_TRUE(next_on_timer(dear_state, 100 * kMs, 70, dear));
+  EXPECT_FALSE(next_on_timer(dear_state, 100 * kMs, 70, dear));
+}
+
+TEST(SwitchThresholds, TheProcessThresholdsAreWhatWasSet) {
+  const SwitchThresholds before = switch_thresholds();
+  set_switch_thresholds(SwitchThresholds::for_cost(5000, 2));
+  EXPECT_EQ(switch_thresholds().to_timer, 3000u);
+  EXPECT_EQ(switch_thresholds().to_perf, 750u);
+  set_switch_thresholds(before);
+}
+
 TEST(SwitchRule, AThreadThatJoinsTwoThreadsEveryMillisecondStaysOnPerf) {
   // A main thread that starts two threads, runs 0.9 ms and joins them: 2,200 blocks a CPU-second.
   // On the timer its line's samples came at 4-ms ticks and its prediction halved.
