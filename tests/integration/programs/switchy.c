@@ -5,7 +5,8 @@
    scheduler places them. A third thread computes without blocking (line `steady`). Prints each thread's id and the
    CPU time the server spent on its line. With `fork`, a forked child runs all of this while the
    parent waits for it (a pre-fork server's worker); `-` in its place runs without. UNITS sets the
-   server's work per request (20: ~20 us). Usage: switchy [milliseconds=1500] [fork|-] [UNITS=20]. */
+   server's work per request (20: ~20 us), CLIENT_UNITS the main thread's (30): the faster side
+   blocks once a request. Usage: switchy [milliseconds=1500] [fork|-] [UNITS=20] [CLIENT_UNITS=30]. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@ static int to_server[2], to_main[2];
 static atomic_int stop;
 static uint64_t request_cpu_ns;
 static long request_units = 20;
+static long client_units = 30;
 
 static void* server(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
@@ -46,6 +48,7 @@ static void* steady(void* arg) {
 int main(int argc, char** argv) {
   long ms = itest_arg(argc, argv, 1, 1500);
   request_units = itest_arg(argc, argv, 3, 20);
+  client_units = itest_arg(argc, argv, 4, 30);
   if (argc > 2 && strcmp(argv[2], "fork") == 0) {
     fflush(stdout);
     pid_t child = fork();
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
   char c = 'r';
   uint64_t acc = 7;
   while (itest_now_ns() < end) {
-    WORK(acc, 30); /* @client */
+    WORK(acc, client_units); /* @client */
     ITEST_CHECK(write(to_server[1], &c, 1) == 1, "request");
     ITEST_CHECK(read(to_main[0], &c, 1) == 1, "response");
     COZ_PROGRESS_NAMED("request");

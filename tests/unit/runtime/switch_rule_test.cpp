@@ -44,33 +44,38 @@ TEST(SwitchThresholds, WhereSwitchesAreCheapTheyStayAtTheMost) {
 }
 
 TEST(SwitchThresholds, DearerSwitchesMoveThreadsSoonerButNeverBelowTheFewest) {
-  // 5 us, 2 events: 3% of a CPU-second buys 3,000 switches.
-  const SwitchThresholds vm = SwitchThresholds::for_cost(5000, 2);
-  EXPECT_EQ(vm.to_timer, 3000u);
-  EXPECT_EQ(vm.to_perf, 750u);
-  // One event a thread (no kernel-mode sampler) affords twice as many.
-  EXPECT_EQ(SwitchThresholds::for_cost(5000, 1).to_timer, 6000u);
-  // 20 us, 2 events (this nested VM): 750 would move threads whose timer samples lose precision.
+  // 2.5 us, 2 events: 3% of a CPU-second buys 6,000 switches.
+  const SwitchThresholds vm = SwitchThresholds::for_cost(2500, 2);
+  EXPECT_EQ(vm.to_timer, 6000u);
+  EXPECT_EQ(vm.to_perf, 1500u);
+  // One event a thread (no kernel-mode sampler) affords twice as many: past the most, 10,000.
+  EXPECT_EQ(SwitchThresholds::for_cost(2500, 1).to_timer, SwitchRule::kMostToTimer);
+  // 20 us, 2 events (this nested VM): 750 would move a thread pool's main thread, whose timer
+  // samples lose precision.
   EXPECT_EQ(SwitchThresholds::for_cost(20000, 2).to_timer, SwitchRule::kFewestToTimer);
 }
 
 TEST(SwitchThresholds, TheRuleJudgesByTheThresholdsItIsGiven) {
-  // 3,000 switches a CPU-second: on perf where switches are cheap, on the timer where dear.
-  const SwitchThresholds dear = SwitchThresholds::for_cost(5000, 2);
+  // 7,000 switches a CPU-second (a memcached worker): on perf where switches are cheap, on the
+  // timer where dear.
+  const SwitchThresholds dear = SwitchThresholds::for_cost(20000, 2);
   SwitchState cheap_state;
   SwitchState dear_state;
-  EXPECT_FALSE(next_on_timer(cheap_state, 10 * kMs, 30));
-  EXPECT_TRUE(next_on_timer(dear_state, 10 * kMs, 30, dear));
-  // Back to perf below a quarter of the threshold (700 < 750), after the calm windows.
-  for (uint32_t i = 0; i + 1 < SwitchRule::kCalmWindows; ++i) EXPECT_TRUE(next_on_timer(dear_state, 100 * kMs, 70, dear));
-  EXPECT_FALSE(next_on_timer(dear_state, 100 * kMs, 70, dear));
+  EXPECT_FALSE(next_on_timer(cheap_state, 10 * kMs, 70));
+  EXPECT_TRUE(next_on_timer(dear_state, 10 * kMs, 70, dear));
+  // Back to perf below a quarter of the threshold (900 < 1000), after the calm windows.
+  for (uint32_t i = 0; i + 1 < SwitchRule::kCalmWindows; ++i) EXPECT_TRUE(next_on_timer(dear_state, 100 * kMs, 90, dear));
+  EXPECT_FALSE(next_on_timer(dear_state, 100 * kMs, 90, dear));
+  // A thread pool's main thread (2,500 a CPU-second) stays on perf even where switches are dear.
+  SwitchState pool_main;
+  for (int window = 0; window < 20; ++window) EXPECT_FALSE(next_on_timer(pool_main, 10 * kMs, 25, dear)) << window;
 }
 
 TEST(SwitchThresholds, TheProcessThresholdsAreWhatWasSet) {
   const SwitchThresholds before = switch_thresholds();
-  set_switch_thresholds(SwitchThresholds::for_cost(5000, 2));
-  EXPECT_EQ(switch_thresholds().to_timer, 3000u);
-  EXPECT_EQ(switch_thresholds().to_perf, 750u);
+  set_switch_thresholds(SwitchThresholds::for_cost(2500, 2));
+  EXPECT_EQ(switch_thresholds().to_timer, 6000u);
+  EXPECT_EQ(switch_thresholds().to_perf, 1500u);
   set_switch_thresholds(before);
 }
 
