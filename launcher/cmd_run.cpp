@@ -443,7 +443,9 @@ void register_run(CLI::App& app, Commands& commands) {
   run_command->add_option("--format", options->format, "Profile format: whatif (JSON Lines, default) or coz (Coz's text)");
   run_command->add_option("--sampler", options->sampler,
                           "Sampling backend: auto (perf_event with kernel time when allowed, moving threads that "
-                          "block more than 10000 times per CPU-second to a CPU-time timer; else timer), perf "
+                          "block more often than their perf events' switches can be paid for with 3% of their CPU "
+                          "time, 4000-10000 times per CPU-second by what a switch costs here, to a CPU-time timer; "
+                          "else timer), perf "
                           "(perf_event on every thread), user (perf_event, user mode only) or timer")
       ->check(CLI::IsMember({"auto", "perf", "user", "timer"}));
   run_command->add_option("--allocation", options->allocation,
