@@ -1,4 +1,5 @@
-// The sampler switching rule (profiler thread; pure arithmetic).
+// The sampler switching rule and the process's thresholds for it (the profiler thread sets and applies
+// them; forked children inherit them). Arithmetic on atomics, no system calls.
 #include "sampling/switch_rule.h"
 
 #include <algorithm>
