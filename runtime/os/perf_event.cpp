@@ -40,6 +40,15 @@ long perf_event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, un
   return whatif::os::invoke_syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
+/// A task-clock event's attributes, the base of the samplers, the probe and the switch-cost probe.
+perf_event_attr task_clock_attr() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  return attr;
+}
+
 }  // namespace
 
 int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack,
@@ -68,10 +77,7 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
 
 int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only,
                             bool enabled) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  perf_event_attr attr = task_clock_attr();
   attr.sample_period = std::max(period_ns, kShortestPeriodNs);
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
   attr.disabled = enabled ? 0 : 1;
@@ -295,10 +301,7 @@ bool load_page_fault_entry(const char* path) {
 }
 
 int probe_perf_events(bool with_kernel) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  perf_event_attr attr = task_clock_attr();
   attr.disabled = 1;
   attr.exclude_kernel = with_kernel ? 0 : 1;
   long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -309,10 +312,7 @@ int probe_perf_events(bool with_kernel) {
 
 int SwitchCostProbe::open(uint64_t period_ns) {
   close();
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  perf_event_attr attr = task_clock_attr();
   attr.sample_period = std::max(period_ns, PerfSampler::kShortestPeriodNs);  // a sampler's hrtimer
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
