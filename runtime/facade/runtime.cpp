@@ -516,6 +516,24 @@ int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine
   return result;
 }
 
+int detach_thread(pthread_t thread) {
+  // glibc 2.36's pthread_detach marks the thread detached, then reads its descriptor again. A
+  // thread that exits in between frees itself as detached, and its stack (the descriptor's memory)
+  // may be unmapped from the stack cache: the read faults. Natively that window is two
+  // instructions; a pause at a sample there (the delay of a virtual speedup, a millisecond) let
+  // short-lived threads exit and be freed, and a program that detaches each thread it creates
+  // crashed under whatif (1 run in ~15 of tests/integration/programs/short_threads.c before it
+  // created its threads detached). The signal is blocked for the call, as a thread leaving the tree
+  // blocks it for its flush; one that arrives meanwhile is delivered at the unblock.
+  sigset_t mask, previous;
+  sigemptyset(&mask);
+  sigaddset(&mask, os::sample_signal());
+  real::pthread_sigmask(SIG_BLOCK, &mask, &previous);
+  int result = real::pthread_detach(thread);
+  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return result;
+}
+
 namespace {
 /// Another thread of this process most likely ends a wait on `fd`: a pipe, a Unix socket, or an
 /// eventfd (an anonymous inode whose /proc/self/fd link says so: how event loops are woken).

@@ -33,6 +33,8 @@ void exception_caught(uintptr_t handler_sp);
 /// pthread_create through the runtime: the child registers itself, inherits its parent's delay
 /// clock and starts sampling before running `routine`.
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);
+/// pthread_detach with the sample signal blocked: no pause of this thread inside glibc's call.
+int detach_thread(pthread_t thread);
 
 /// Any thread or signal handler: the program read `clock` (through clock_gettime). For a monotonic
 /// clock, notes the delay inserted so far (GlobalDelays::global_ns), from which deadline_shift_ns

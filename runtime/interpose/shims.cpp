@@ -312,6 +312,10 @@ WHATIF_EXPORT void pthread_exit(void* result) {
   real::pthread_exit(result);
   __builtin_unreachable();
 }
+WHATIF_EXPORT int pthread_detach(pthread_t thread) noexcept {
+  real::resolve();
+  return facade::detach_thread(thread);
+}
 WHATIF_EXPORT int pthread_join(pthread_t thread, void** result) {
   return blocking([&] { return real::pthread_join(thread, result); }, kAlwaysWoken);
 }

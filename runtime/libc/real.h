@@ -46,7 +46,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
 
 // REQUIRED: start-up fails naming the symbol if missing. OPTIONAL: may be absent (nullptr).
 #define WHATIF_REAL_SYMBOLS(REQUIRED, OPTIONAL)                                                   \
-  REQUIRED(pthread_create) REQUIRED(pthread_exit) REQUIRED(pthread_join)                          \
+  REQUIRED(pthread_create) REQUIRED(pthread_exit) REQUIRED(pthread_join) REQUIRED(pthread_detach)  \
   OPTIONAL(pthread_tryjoin_np) OPTIONAL(pthread_timedjoin_np)                                     \
   REQUIRED(pthread_mutex_lock) REQUIRED(pthread_mutex_unlock) REQUIRED(pthread_mutex_trylock)     \
   OPTIONAL(pthread_mutex_timedlock)                                                               \
