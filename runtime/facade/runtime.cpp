@@ -373,16 +373,30 @@ void start() {
   std::atexit([] { before_exit(g_main_status.load(std::memory_order_acquire)); });
 }
 
+/// Blocks the calling thread's sample signal for its scope: no sample, and so no pause, inside it.
+/// A signal that arrives meanwhile is delivered when the scope ends.
+class SampleSignalBlocked {
+ public:
+  SampleSignalBlocked() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, os::sample_signal());
+    real::pthread_sigmask(SIG_BLOCK, &mask, &previous_);
+  }
+  ~SampleSignalBlocked() { real::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SampleSignalBlocked(const SampleSignalBlocked&) = delete;
+  SampleSignalBlocked& operator=(const SampleSignalBlocked&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
 /// A tree child leaves the tree (exit or exec): forwards its last samples and visits, then pays
 /// the delay it owes, so that a parent waiting for it may be credited up to the global clock.
 void leave_tree() {
-  sigset_t mask, previous;
-  sigemptyset(&mask);
-  sigaddset(&mask, os::sample_signal());
-  real::pthread_sigmask(SIG_BLOCK, &mask, &previous);  // the flush drains this thread's ring too
+  SampleSignalBlocked blocked;  // the flush drains this thread's ring too
   g_state->forwarder->stop_and_flush();
   if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
-  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 /// Stops the profiler and writes the final records (the root), or leaves the tree (a child),
@@ -524,14 +538,9 @@ int detach_thread(pthread_t thread) {
   // short-lived threads exit and be freed, and a program that detaches each thread it creates
   // crashed under whatif (1 run in ~15 of tests/integration/programs/short_threads.c before it
   // created its threads detached). The signal is blocked for the call, as a thread leaving the tree
-  // blocks it for its flush; one that arrives meanwhile is delivered at the unblock.
-  sigset_t mask, previous;
-  sigemptyset(&mask);
-  sigaddset(&mask, os::sample_signal());
-  real::pthread_sigmask(SIG_BLOCK, &mask, &previous);
-  int result = real::pthread_detach(thread);
-  real::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return result;
+  // blocks it for its flush.
+  SampleSignalBlocked blocked;
+  return real::pthread_detach(thread);
 }
 
 namespace {
