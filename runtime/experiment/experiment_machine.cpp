@@ -45,6 +45,17 @@ bool ExperimentMachine::awaiting_visit(uint64_t now) const {
   return state_ == State::kRunning && !settings_.end_to_end && now - start_ns_ >= length_ns_;
 }
 
+uint64_t ExperimentMachine::next_deadline_ns() const {
+  switch (state_) {
+    case State::kCoolOff:
+    case State::kWarmingUp: return state_until_ns_;
+    case State::kRunning: return settings_.end_to_end ? UINT64_MAX : start_ns_ + length_ns_;
+    case State::kWaitingForLine:
+    case State::kDraining: return 0;
+  }
+  return 0;
+}
+
 ExperimentMachine::Action ExperimentMachine::tick(uint64_t now, bool drained, bool visited) {
   const uint64_t visit_wait = length_ns_ / kVisitWaitDivisor;
   switch (state_) {

@@ -105,6 +105,11 @@ class ExperimentMachine {
   /// The warm-up or the measurement is long enough and waits for a progress visit to end it at
   /// (kVisitWaitDivisor): the caller tells tick() whether one came.
   bool awaiting_visit(uint64_t now) const;
+  /// When the machine next changes state by its own clock: the end of a cool-off, of a warm-up or of
+  /// a measurement (then it awaits a visit); UINT64_MAX for an end-to-end measurement, which ends
+  /// with the program; 0 while it waits for something else (a sampled line, a visit, the drain), to
+  /// be looked for at every tick.
+  uint64_t next_deadline_ns() const;
   /// A sample attributed to `line` (`fixed_match`: the line is the --fixed-line). While waiting,
   /// the first such line becomes the candidate; while running it is counted. Returns true when it
   /// is in the selected line of a warming-up or running experiment (the caller credits its delay).

@@ -82,6 +82,8 @@ class Profiler {
   /// The adaptive sampler's thresholds from the mean of the rounds so far.
   void update_switch_thresholds();
   void tick(uint64_t now);
+  /// How long the profiler thread sleeps after a tick at `now` (kFineTickNs or up to kCoarseTickNs).
+  uint64_t next_sleep_ns(uint64_t now) const;
   void refresh_symbols();
   void drain_thread(threads::ThreadState* thread);
   /// `thread` is nullptr for a sample a child process forwarded (the child credited it).

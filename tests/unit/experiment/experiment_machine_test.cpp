@@ -37,6 +37,33 @@ ExperimentMachine::Action start_next(ExperimentMachine& machine, uint64_t& now) 
   return action;
 }
 
+TEST(ExperimentMachine, SaysWhenItNextChangesStateByItsOwnClock) {
+  // The profiler thread sleeps up to that deadline (at most a coarse tick) and ticks finely while
+  // the machine waits for a sample, a visit or the drain.
+  ExperimentMachine machine(settings(), 1);
+  machine.begin(1000);
+  EXPECT_EQ(machine.next_deadline_ns(), 1000 + kCoolOffNs) << "cool-off";
+  uint64_t now = 1000 + kCoolOffNs;
+  machine.tick(now, false);
+  ASSERT_EQ(machine.state(), State::kWaitingForLine);
+  EXPECT_EQ(machine.next_deadline_ns(), 0u) << "a sampled line is looked for at every tick";
+  machine.on_sample(0, false, 1);
+  ASSERT_EQ(machine.tick(now, false).kind, Kind::kStart);
+  EXPECT_EQ(machine.next_deadline_ns(), now + kWarmUp) << "warm-up";
+  now += kWarmUp;
+  ASSERT_EQ(machine.tick(now, false).kind, Kind::kMeasure);
+  EXPECT_EQ(machine.next_deadline_ns(), now + kLength) << "measurement";
+  ASSERT_EQ(machine.tick(now + kLength, false).kind, Kind::kBeginDraining);
+  EXPECT_EQ(machine.next_deadline_ns(), 0u) << "the drain ends when no thread owes delay";
+
+  ExperimentMachine end_to_end(settings(false, std::nullopt, true), 1);
+  uint64_t start = 0;
+  end_to_end.begin(start);
+  start_next(end_to_end, start);
+  ASSERT_EQ(end_to_end.state(), State::kRunning);
+  EXPECT_EQ(end_to_end.next_deadline_ns(), UINT64_MAX) << "an end-to-end measurement ends with the program";
+}
+
 TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
   ExperimentMachine machine(settings(false, 50), 1);
   machine.begin(1000);
