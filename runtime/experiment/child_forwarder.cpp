@@ -13,7 +13,7 @@
 
 namespace whatif::experiment {
 namespace {
-constexpr uint64_t kTickNs = 1000000;  // as the root's profiler
+constexpr uint64_t kTickNs = 1000000;  // as the root profiler's fine tick: what it forwards arrives that much later
 // schedstat every 2 ms: a pool's worker lives tens of ms, and its samples are unscaled until its
 // first window closes (after 2 ms of its run time); the root reads every 20 ms, for many threads.
 constexpr uint64_t kSchedstatTicks = 2;
