@@ -64,6 +64,11 @@ long last_content_line(const std::vector<std::string_view>& lines) {
 // ---- whatif JSON Lines ------------------------------------------------------------------------
 
 void read_whatif_experiment(const json& record, Profile& profile) {
+  // The runtime set it aside: its samples fell far short of its CPU time (experiment::SampleCoverage).
+  if (auto aside = record.find("set_aside"); aside != record.end() && aside->is_boolean() && aside->get<bool>()) {
+    ++profile.set_aside;
+    return;
+  }
   Experiment experiment;
   experiment.id = static_cast<long>(number_or(record, "id", -1));
   experiment.selected = string_or(record, "selected");
@@ -484,6 +489,11 @@ class LineParser {
   /// The profile with the notes only the whole file can tell.
   Profile finish() {
     add_coz_notes(coz_state_, profile_);
+    if (profile_.set_aside > 0)
+      profile_.notes.push_back(fmt::format(
+          "set aside {} experiment(s) whose samples covered far less of the program's CPU time than the run's "
+          "others (samples lost, or the machine stalled): they measured a program whatif could not see",
+          profile_.set_aside));
     return std::move(profile_);
   }
   void note_truncated(long index) {

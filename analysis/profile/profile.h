@@ -149,6 +149,7 @@ struct Profile {
   /// the line was running.
   bool fixed_line = false;
   std::vector<Experiment> experiments;
+  int set_aside = 0;  ///< whatif only: experiments the runtime set aside (`set_aside`), not in `experiments`
   /// The last cumulative per-line sample counts and the real time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;
   double samples_elapsed_ns = -1;

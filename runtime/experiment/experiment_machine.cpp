@@ -2,9 +2,8 @@
 // the profiler thread, or in tests.
 #include "experiment/experiment_machine.h"
 
-#include <utility>
-
 #include <algorithm>
+#include <cmath>
 
 namespace whatif::experiment {
 
@@ -30,6 +29,27 @@ uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double 
   double most = static_cast<double>(duration_ns) - bound;
   if (most <= 0) return 0;
   return std::min(delay_ns, static_cast<uint64_t>(most));
+}
+
+bool SampleCoverage::lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns) {
+  if (period_ns == 0 || cpu_ns < kCoverageMinPeriods * period_ns) return false;
+  const double periods = static_cast<double>(cpu_ns) / static_cast<double>(period_ns);
+  const std::size_t known = std::min(count_, kCoverageHistory);
+  if (known >= kCoverageMinHistory) {
+    std::array<double, kCoverageHistory> sorted = ratios_;
+    auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(known / 2);
+    std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(known));
+    const double expected = periods * *middle;
+    const double seen = static_cast<double>(samples);
+    if (seen < kCoverageFloor * expected && seen < expected - kCoverageSigmas * std::sqrt(expected)) {
+      if (++in_a_row_ < kCoverageMaxInARow) return true;
+      count_ = 0;  // the program changed: its new ratio is the reference from here on
+    }
+  }
+  in_a_row_ = 0;
+  ratios_[count_ % kCoverageHistory] = static_cast<double>(samples) / periods;
+  ++count_;
+  return false;
 }
 
 ExperimentMachine::ExperimentMachine(MachineSettings settings, uint64_t seed)
@@ -105,6 +125,14 @@ bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weigh
 
 void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
+  state_ = State::kCoolOff;
+  state_until_ns_ = now + kCoolOffNs;
+  if (outcome.set_aside) {
+    if (settings_.fixed_speedup_percent && !settings_.end_to_end && *settings_.fixed_speedup_percent > 0) {
+      pending_speedups_.push_back(speedup_);  // the pair stays whole
+    }
+    return;
+  }
   if (outcome.fewest > 0 || outcome.visits > 0 || outcome.progress_seen) progress_seen_ = true;
   // Before any progress at all the program is in a phase without it (a server loading its data, a
   // set-up step): no length helps there, and a length grown through it would make the first
@@ -115,8 +143,6 @@ void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
     length_ns_ = next_length_ns(length_ns_, settings_.min_length_ns, outcome.fewest);
   }
   if (!settings_.fixed_line) allocator_.on_result(selected_, speedup_, outcome.visits, outcome.effective_ns);
-  state_ = State::kCoolOff;
-  state_until_ns_ = now + kCoolOffNs;
 }
 
 double ExperimentMachine::choose_speedup() {
@@ -127,9 +153,13 @@ double ExperimentMachine::choose_speedup() {
     // Otherwise the run carries its own baseline: experiments come in pairs, one at speedup 0 and
     // one at `fixed` in random order, so both see the same stretch of the machine's noise and the
     // prediction and its interval come from this one run.
-    if (paired_speedup_) return *std::exchange(paired_speedup_, std::nullopt);
+    if (!pending_speedups_.empty()) {
+      double next = pending_speedups_.front();
+      pending_speedups_.pop_front();
+      return next;
+    }
     bool baseline_first = (random_() & 1) != 0;
-    paired_speedup_ = baseline_first ? fixed : 0.0;
+    pending_speedups_.push_back(baseline_first ? fixed : 0.0);
     return baseline_first ? 0.0 : fixed;
   }
   if (std::uniform_real_distribution<double>(0, 1)(random_) < kBaselineProbability) return 0;

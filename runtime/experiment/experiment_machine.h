@@ -2,7 +2,9 @@
 // choice and the adaptation of the experiment length: pure decisions over time and samples, no
 // threads, delays or perf. Owned and driven by the profiler thread only.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <random>
 #include <vector>
@@ -57,6 +59,37 @@ struct CpuWork {
 /// time allows +38%, and +34% came true).
 uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double speedup, const CpuWork& work);
 
+/// An experiment's samples stand for the program's CPU time during it: every sample, in scope or
+/// not, is a period of some thread's CPU time. Where they fall far short of it, the program ran
+/// unseen (samples lost, or the machine stalled with the threads' clocks running): in this VM 1
+/// experiment in ~700 kept a quarter of its samples and a sixth of its progress visits while the
+/// program's CPU time stayed as in the others, and that one moved its line's prediction by 20-30
+/// points. Such an experiment is set aside, not averaged in. "Far short" is against the ratio of
+/// samples to CPU time of the run's own recent experiments (a program whose time is partly unsampled
+/// all along keeps its lower ratio), by both a fraction and a count of standard deviations (few
+/// samples vary more).
+inline constexpr std::size_t kCoverageHistory = 9;      ///< recent experiments whose median ratio is the reference
+inline constexpr std::size_t kCoverageMinHistory = 3;   ///< no judgement before this many
+inline constexpr double kCoverageFloor = 0.6;           ///< lost below this fraction of the expected samples
+inline constexpr double kCoverageSigmas = 4;            ///< and this many standard deviations (Poisson) below it
+inline constexpr uint64_t kCoverageMinPeriods = 10;     ///< an experiment with less CPU time teaches no ratio
+/// This many in a row is no disturbance but a program whose ratio changed for good (a phase whose CPU
+/// time whatif cannot sample): the last of them starts the reference afresh and is kept.
+inline constexpr std::size_t kCoverageMaxInARow = 5;
+
+class SampleCoverage {
+ public:
+  /// Whether an experiment with `samples` (weighted, every sample of its measured part) over
+  /// `cpu_ns` of the program's CPU time lost its samples; when it did not, its ratio joins the
+  /// reference. `period_ns` is the sampling period.
+  bool lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns);
+
+ private:
+  std::array<double, kCoverageHistory> ratios_{};
+  std::size_t count_ = 0;  ///< ratios seen; the last kCoverageHistory are kept
+  std::size_t in_a_row_ = 0;  ///< experiments found lost since the last kept one
+};
+
 /// What the machine's options fix; everything else it decides.
 struct MachineSettings {
   bool fixed_line = false;                    ///< --fixed-line: every experiment is on that line
@@ -74,6 +107,9 @@ struct Outcome {
   /// Some progress point has been visited since the start, in an experiment or between them (a
   /// point visited every 100 ms is seldom inside a 15-ms measurement window at first).
   bool progress_seen = false;
+  /// Set aside (SampleCoverage::lost): it teaches neither the length nor the allocator, and a
+  /// --fixed-speedup run repeats its speedup.
+  bool set_aside = false;
 };
 
 /// Decides when experiments start, on which line and at which speedup, and when they drain and
@@ -154,7 +190,7 @@ class ExperimentMachine {
   int32_t candidate_ = -1;
   int32_t selected_ = -1;
   double speedup_ = 0;
-  std::optional<double> paired_speedup_;  ///< --fixed-speedup: the other half of the current pair
+  std::deque<double> pending_speedups_;  ///< --fixed-speedup: the other half of the pair, and repeats
   uint64_t start_ns_ = 0;
   uint64_t length_ns_ = 0;
   uint64_t selected_samples_ = 0;

@@ -440,7 +440,10 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
   // the serial line's experiments at half their delay (15.6% predicted for 30%). Not whatif's own
   // pauses, whose spins the bound takes out itself.
   if (attributor_.own_samples() == own_before && at_spin_wait(sample.ip)) spin_wait_samples_ += sample.weight;
-  if (id < 0) return;
+  if (id < 0) {
+    if (attributor_.own_samples() == own_before) unscoped_samples_ += sample.weight;
+    return;
+  }
   Line& line = attributor_.line(id);
   line.samples += sample.weight;
   if (line.sampled_point >= 0) sampled_counts_[static_cast<std::size_t>(line.sampled_point)] += sample.weight;
@@ -532,6 +535,8 @@ void Profiler::begin_measuring(uint64_t now) {
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   cpu_at_start_ = program_cpu_ns();
   spin_wait_at_start_ = spin_wait_samples_;
+  own_at_start_ = attributor_.own_samples();
+  unscoped_at_start_ = unscoped_samples_;
   cpu_at_end_ = spin_wait_at_end_ = 0;
   points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
@@ -640,6 +645,10 @@ void Profiler::finish_experiment(uint64_t now) {
   record.cpu_ns = work.cpu_ns;
   record.spin_wait_ns = work.spin_wait_ns;
   record.cpus = work.cpus;
+  record.own_samples = own_at_end_ - own_at_start_;
+  record.unscoped_samples = unscoped_at_end_ - unscoped_at_start_;
+  record.set_aside = !config.end_to_end &&
+                     coverage_.lost(record.total_samples + record.own_samples + record.unscoped_samples, record.cpu_ns, period);
   record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
@@ -660,6 +669,7 @@ void Profiler::finish_experiment(uint64_t now) {
   outcome.fewest = fewest_visits(record.points);
   for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
   outcome.progress_seen = progress_seen();
+  outcome.set_aside = record.set_aside;
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
 }
@@ -677,6 +687,8 @@ uint64_t Profiler::program_cpu_ns() {
 void Profiler::end_cpu_work() {
   cpu_at_end_ = program_cpu_ns();
   spin_wait_at_end_ = spin_wait_samples_;
+  own_at_end_ = attributor_.own_samples();
+  unscoped_at_end_ = unscoped_samples_;
 }
 
 bool Profiler::at_spin_wait(uint64_t ip) {

@@ -180,6 +180,10 @@ class Profiler {
   uint64_t cpu_at_end_ = 0;         // program_cpu_ns() when the measured part ended (0: not yet)
   uint64_t spin_wait_at_end_ = 0;   // spin_wait_samples_ then
   uint64_t spin_wait_samples_ = 0;   // samples (weighted) at a spin-wait since the start
+  SampleCoverage coverage_;          // sets aside experiments that lost their samples
+  uint64_t unscoped_samples_ = 0;    // samples (weighted) in no in-scope line, not whatif's own, since the start
+  uint64_t own_at_start_ = 0, unscoped_at_start_ = 0;  // own and unscoped samples when the measured part began
+  uint64_t own_at_end_ = 0, unscoped_at_end_ = 0;      // and when it ended
   std::unordered_map<uint64_t, bool> spin_wait_ips_;  // IP -> threads::spin_wait_at(IP), a cache
   uint64_t drain_target_ns_ = 0;
   /// What the running threads still owed, on average, when an oversubscribed experiment ended

@@ -148,6 +148,9 @@ void ProfileWriter::experiment(const ExperimentRecord& e) {
                            {"cpu_ns", e.cpu_ns},
                            {"spin_wait_ns", e.spin_wait_ns},
                            {"cpus", e.cpus},
+                           {"own_samples", e.own_samples},
+                           {"unscoped_samples", e.unscoped_samples},
+                           {"set_aside", e.set_aside},
                            {"points", points}};
   write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

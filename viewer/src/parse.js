@@ -12,7 +12,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 
 function emptyProfile(name) {
   return {
-    name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], sampleCounts: new Map(),
+    name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], setAside: 0, sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
     counterIntervals: [], functionCounters: new Map(), process: 0, branchFlows: [],
   };
@@ -36,6 +36,11 @@ function checkHeader(header, name, profile) {
 function readWhatifRecord(record, profile) {
   switch (record.type) {
     case 'experiment': {
+      // The runtime set it aside: its samples fell far short of its CPU time (SampleCoverage).
+      if (record.set_aside === true) {
+        profile.setAside += 1;
+        break;
+      }
       const duration = num(record.duration_ns, -1);
       // duration - delay with its sign: the field is clamped at zero, but an experiment whose line
       // ran all the time at a 100% speedup is worth about zero, a little either side, and must add as such.
@@ -247,6 +252,11 @@ export function parseProfile(text, name) {
       if (i === last && !completeLast) { truncated(i); break; }  // Coz ends every record with a newline
       readCozRecord(coz, profile, cozState);
     }
+  }
+  if (profile.setAside > 0) {
+    profile.notes.push(`set aside ${profile.setAside} experiment(s) whose samples covered far less of the ` +
+      "program's CPU time than the run's others (samples lost, or the machine stalled): they measured a " +
+      'program whatif could not see');
   }
   if (cozState.dropped > 0) {
     profile.notes.push(`dropped ${cozState.dropped} experiment(s) without a positive duration: Coz prints the ` +

@@ -68,6 +68,14 @@ for (const file of readdirSync(join(fixtures, 'golden')).filter((f) => f.endsWit
   test(`golden vectors: ${file}`, () => checkGolden(file));
 }
 
+test('experiments the runtime set aside are skipped, and counted in a note', () => {
+  const profile = load('exact-set-aside.jsonl');
+  assert.equal(profile.experiments.length, load('exact.jsonl').experiments.length);
+  assert.equal(profile.setAside, 6);
+  assert.match(profile.notes[0], /^set aside 6 experiment\(s\)/);
+  checkGolden('exact.expected.json', ['exact-set-aside.jsonl']);
+});
+
 test('combined runs reproduce the whole run', () => checkGolden('basic.expected.json', ['split-a.jsonl', 'split-b.jsonl']));
 
 test('mulberry32 and fnv1a match their C++ twins', () => {

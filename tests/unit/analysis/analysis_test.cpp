@@ -217,6 +217,17 @@ TEST(ProfileReader, RejectsEmptyAndInvalid) {
   EXPECT_NE(missing.error().find("cannot open"), std::string::npos);
 }
 
+TEST(ProfileReader, SkipsExperimentsTheRuntimeSetAsideAndSaysHowMany) {
+  // Experiments whose samples fell far short of their CPU time measured a program whatif could not
+  // see: far off, they must not move the answer (exact.jsonl's exact figures hold).
+  Profile profile = load("exact-set-aside.jsonl");
+  EXPECT_EQ(profile.experiments.size(), load("exact.jsonl").experiments.size());
+  EXPECT_EQ(profile.set_aside, 6);
+  ASSERT_EQ(profile.notes.size(), 1u);
+  EXPECT_NE(profile.notes[0].find("set aside 6 experiment(s)"), std::string::npos) << profile.notes[0];
+  check_golden("exact.expected.json", {"exact-set-aside.jsonl"});
+}
+
 TEST(ProfileReader, IgnoresTruncatedLastLine) {
   Profile profile = load("truncated.jsonl");
   EXPECT_EQ(profile.experiments.size(), 50u);

@@ -2,6 +2,7 @@
 // of the length adaptation, driven with made-up times and samples. Test thread only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -228,6 +229,58 @@ TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
   }
   EXPECT_GT(baseline_first, 10);
   EXPECT_LT(baseline_first, 40);
+}
+
+TEST(ExperimentMachine, ASetAsideExperimentIsRepeatedAndTeachesNothing) {
+  // An experiment that lost its samples is not measured at all: a --fixed-speedup run repeats its
+  // speedup so every pair stays whole, and its few visits do not double the next length.
+  ExperimentMachine machine(settings(false, 35), 7);
+  machine.begin(0);
+  uint64_t now = 0;
+  const uint64_t length = machine.length_ns();
+  std::vector<double> kept;
+  for (int i = 0; i < 40; ++i) {
+    double speedup = start_next(machine, now).speedup;
+    Outcome outcome{20};
+    outcome.set_aside = i % 3 == 1;
+    if (outcome.set_aside) outcome.fewest = 1;  // too few visits: would double the length
+    machine.finish(now, outcome);
+    if (!outcome.set_aside) kept.push_back(speedup);
+  }
+  EXPECT_EQ(machine.length_ns(), length);
+  int baselines = static_cast<int>(std::count(kept.begin(), kept.end(), 0.0));
+  int sped = static_cast<int>(kept.size()) - baselines;
+  EXPECT_LE(std::abs(baselines - sped), 2) << baselines << " baselines, " << sped << " sped";
+}
+
+TEST(SampleCoverage, AnExperimentWhoseSamplesFallFarShortOfItsCpuTimeLostThem) {
+  constexpr uint64_t kPeriod = 1000000;
+  SampleCoverage coverage;
+  // The reference is the run's own ratio: here 0.5 (half its CPU time out of reach all along).
+  EXPECT_FALSE(coverage.lost(20, 140 * kPeriod, kPeriod));  // no judgement before 3 experiments
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(coverage.lost(70, 140 * kPeriod, kPeriod));
+  EXPECT_FALSE(coverage.lost(62, 140 * kPeriod, kPeriod));  // ordinary variation
+  EXPECT_TRUE(coverage.lost(20, 140 * kPeriod, kPeriod));   // 20 of ~70 expected
+  EXPECT_TRUE(coverage.lost(0, 300 * kPeriod, kPeriod));
+  // Few samples vary more: 3 of 7 expected is no evidence.
+  EXPECT_FALSE(coverage.lost(3, 14 * kPeriod, kPeriod));
+  // Too little CPU time to tell anything, and no period.
+  EXPECT_FALSE(coverage.lost(0, 5 * kPeriod, kPeriod));
+  EXPECT_FALSE(coverage.lost(0, 140 * kPeriod, 0));
+  // Lost experiments do not lower the reference.
+  EXPECT_FALSE(coverage.lost(70, 140 * kPeriod, kPeriod));
+  EXPECT_TRUE(coverage.lost(10, 140 * kPeriod, kPeriod));
+  EXPECT_TRUE(coverage.lost(10, 140 * kPeriod, kPeriod));
+  EXPECT_FALSE(coverage.lost(70, 140 * kPeriod, kPeriod));
+  EXPECT_TRUE(coverage.lost(10, 140 * kPeriod, kPeriod));
+  // A program whose ratio changes for good (a phase whose CPU time is out of reach) is judged by
+  // its new ratio after kCoverageMaxInARow experiments, not set aside from then on.
+  SampleCoverage moving;
+  for (int i = 0; i < 9; ++i) EXPECT_FALSE(moving.lost(140, 140 * kPeriod, kPeriod));
+  for (std::size_t i = 0; i + 1 < kCoverageMaxInARow; ++i) EXPECT_TRUE(moving.lost(50, 140 * kPeriod, kPeriod));
+  EXPECT_FALSE(moving.lost(50, 140 * kPeriod, kPeriod));
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(moving.lost(45 + i * 2, 140 * kPeriod, kPeriod));
+  EXPECT_TRUE(moving.lost(5, 140 * kPeriod, kPeriod));
 }
 
 TEST(ExperimentMachine, FixedSpeedupZeroAndEndToEndRunsKeepTheirSpeedup) {
