@@ -402,7 +402,10 @@ int run(RunOptions options) {
       if (!coz) append_warning(absolute_output, message);
     }
   }
-  note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits)", output, experiments, visits));
+  std::string set_aside = profile->set_aside > 0 ? fmt::format(", {} set aside: their samples fell far short of "
+                                                               "their CPU time", profile->set_aside)
+                                                 : "";
+  note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits{})", output, experiments, visits, set_aside));
   if (!coz && experiments > 0) {
     note(fmt::format("see the answer: whatif report {}   |   whatif view {}", output, output));
   }

@@ -492,7 +492,8 @@ class LineParser {
     if (profile_.set_aside > 0)
       profile_.notes.push_back(fmt::format(
           "set aside {} experiment(s) whose samples covered far less of the program's CPU time than the run's "
-          "others (samples lost, or the machine stalled): they measured a program whatif could not see",
+          "others (samples lost, the machine stalled, or whatif's own code took the time): they measured a "
+          "disturbed program",
           profile_.set_aside));
     return std::move(profile_);
   }

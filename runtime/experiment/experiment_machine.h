@@ -59,18 +59,19 @@ struct CpuWork {
 /// time allows +38%, and +34% came true).
 uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double speedup, const CpuWork& work);
 
-/// An experiment's samples stand for the program's CPU time during it: every sample, in scope or
-/// not, is a period of some thread's CPU time. Where they fall far short of it, the program ran
-/// unseen (samples lost, or the machine stalled with the threads' clocks running): in this VM 1
-/// experiment in ~700 kept a quarter of its samples and a sixth of its progress visits while the
-/// program's CPU time stayed as in the others, and that one moved its line's prediction by 20-30
-/// points. Such an experiment is set aside, not averaged in. "Far short" is against the ratio of
-/// samples to CPU time of the run's own recent experiments (a program whose time is partly unsampled
-/// all along keeps its lower ratio), by both a fraction and a count of standard deviations (few
-/// samples vary more).
+/// An experiment's samples stand for the program's CPU time during it: every sample of its code, in
+/// scope or not, is a period of some thread's CPU time. Where they fall far short of it, the program
+/// ran unseen or inside whatif (samples lost, the machine stalled with the threads' clocks running,
+/// or whatif's own code took the time): in this VM 1 experiment in ~700 kept a quarter of its samples
+/// and a sixth of its progress visits while the program's CPU time stayed as in the others, and one
+/// such experiment moved its line's prediction by 20-30 points; another kept 80% of its samples, 16%
+/// of them in whatif's code (the run's others: 0-3%), and a third of its progress. Such an experiment
+/// is set aside, not averaged in. "Far short" is against the ratio of samples to CPU time of the
+/// run's own recent experiments (a program whose time is partly unsampled all along keeps its lower
+/// ratio), by both a fraction and a count of standard deviations (few samples vary more).
 inline constexpr std::size_t kCoverageHistory = 9;      ///< recent experiments whose median ratio is the reference
 inline constexpr std::size_t kCoverageMinHistory = 3;   ///< no judgement before this many
-inline constexpr double kCoverageFloor = 0.6;           ///< lost below this fraction of the expected samples
+inline constexpr double kCoverageFloor = 0.7;           ///< lost below this fraction of the expected samples
 inline constexpr double kCoverageSigmas = 4;            ///< and this many standard deviations (Poisson) below it
 inline constexpr uint64_t kCoverageMinPeriods = 10;     ///< an experiment with less CPU time teaches no ratio
 /// This many in a row is no disturbance but a program whose ratio changed for good (a phase whose CPU
@@ -79,7 +80,8 @@ inline constexpr std::size_t kCoverageMaxInARow = 5;
 
 class SampleCoverage {
  public:
-  /// Whether an experiment with `samples` (weighted, every sample of its measured part) over
+  /// Whether an experiment with `samples` (weighted: its measured part's samples of the program's code,
+  /// in scope or not, whatif's own not) over
   /// `cpu_ns` of the program's CPU time lost its samples; when it did not, its ratio joins the
   /// reference. `period_ns` is the sampling period.
   bool lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns);

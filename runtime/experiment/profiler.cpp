@@ -647,8 +647,7 @@ void Profiler::finish_experiment(uint64_t now) {
   record.cpus = work.cpus;
   record.own_samples = own_at_end_ - own_at_start_;
   record.unscoped_samples = unscoped_at_end_ - unscoped_at_start_;
-  record.set_aside = !config.end_to_end &&
-                     coverage_.lost(record.total_samples + record.own_samples + record.unscoped_samples, record.cpu_ns, period);
+  record.set_aside = !config.end_to_end && coverage_.lost(record.total_samples + record.unscoped_samples, record.cpu_ns, period);
   record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;

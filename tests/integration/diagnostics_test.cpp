@@ -123,25 +123,29 @@ TEST_F(Integration, ExperimentsWhoseCpuTimeWentUnsampledAreSetAside) {
                   {program("unseen"), "2200", "800"});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("spinners=2"), std::string::npos) << e;
+  EXPECT_NE(e.err.find(" set aside: their samples fell far short"), std::string::npos) << e;
   Profile p = load_profile(out);
   check_well_formed(p);
   EXPECT_GE(p.set_aside, 1) << e;
   EXPECT_LE(p.set_aside, 4) << e;
   EXPECT_GE(p.experiments.size(), 8u);
-  // What is kept measured the program as it runs outside the phase: no experiment made half its
-  // speedup's usual progress (those in the phase made a quarter to a half).
+  // What is kept measured the program as it runs outside the phase (those in it made a quarter to
+  // a half of their speedup's usual progress), but for an experiment at either edge of the phase,
+  // which overlaps it in part: too little evidence to set aside under load.
   std::map<double, std::vector<double>> rates;
   for (const Experiment& x : p.experiments) {
     const PointObservation* pass = point(x, "pass");
     ASSERT_NE(pass, nullptr);
     rates[x.speedup].push_back(pass->delta / x.effective_duration_ns);
   }
+  int slow = 0;
   for (auto& [speedup, values] : rates) {
     std::vector<double> sorted = values;
     std::sort(sorted.begin(), sorted.end());
     double median = sorted[sorted.size() / 2];
-    for (double rate : values) EXPECT_GT(rate, 0.5 * median) << "speedup " << speedup;
+    slow += static_cast<int>(std::count_if(values.begin(), values.end(), [&](double rate) { return rate < 0.5 * median; }));
   }
+  EXPECT_LE(slow, 2) << "kept experiments at under half their speedup's usual rate";
   ASSERT_FALSE(p.notes.empty());
   EXPECT_NE(p.notes.back().find("set aside"), std::string::npos) << p.notes.back();
   // The report says it too.

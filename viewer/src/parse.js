@@ -255,8 +255,8 @@ export function parseProfile(text, name) {
   }
   if (profile.setAside > 0) {
     profile.notes.push(`set aside ${profile.setAside} experiment(s) whose samples covered far less of the ` +
-      "program's CPU time than the run's others (samples lost, or the machine stalled): they measured a " +
-      'program whatif could not see');
+      "program's CPU time than the run's others (samples lost, the machine stalled, or whatif's own code " +
+      'took the time): they measured a disturbed program');
   }
   if (cozState.dropped > 0) {
     profile.notes.push(`dropped ${cozState.dropped} experiment(s) without a positive duration: Coz prints the ` +
