@@ -207,8 +207,8 @@ def read_whatif(path):
                 rec = json.loads(text)
             except ValueError:
                 continue  # a truncated last line is allowed
-            if rec.get("type") != "experiment":
-                continue
+            if rec.get("type") != "experiment" or rec.get("set_aside") is True:
+                continue  # set aside by the runtime: the readers skip it (docs/profile-format.md)
             points = {}
             for p in rec.get("points", []):
                 if p.get("kind") == "latency":

@@ -65,7 +65,7 @@ def cpu_share(path):
                     continue
                 if rec.get("type") == "header":
                     period = float(rec.get("sampling_period_ns", period))
-                elif rec.get("type") == "experiment" and float(rec.get("speedup", 1)) == 0:
+                elif rec.get("type") == "experiment" and float(rec.get("speedup", 1)) == 0 and rec.get("set_aside") is not True:
                     samples += float(rec.get("selected_samples", 0))
                     wall += float(rec.get("duration_ns", 0))
     except OSError:

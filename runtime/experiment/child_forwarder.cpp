@@ -83,6 +83,7 @@ void ChildForwarder::tick(bool last) {
   for (threads::ThreadState* thread : retired_) {
     if (scale_by_waits_) add_demand(exit_demand_.account(*thread));
     drain_thread(thread);
+    threads::close_task_files(*thread);
     delete thread;
   }
   forward_visits();
@@ -95,7 +96,7 @@ void ChildForwarder::read_threads() {
   for (threads::ThreadState* thread : snapshot_) {
     if (thread->retired.load(std::memory_order_acquire)) continue;  // counted by its exit reading
     uint64_t run = 0, wait = 0;
-    if (!os::read_schedstat(thread->tid, run, wait)) continue;
+    if (!threads::read_task_schedstat(*thread, run, wait)) continue;
     // As the root counts its own threads: a thread's first reading brings its whole life so far.
     delays::SchedWindow since;
     threads::advance_schedstat(*thread, run, wait, since);
@@ -118,7 +119,7 @@ void ChildForwarder::switch_samplers() {
   for (threads::ThreadState* thread : snapshot_) {
     if (thread->retired.load(std::memory_order_acquire)) continue;
     uint64_t run = 0, wait = 0;
-    if (os::read_schedstat(thread->tid, run, wait) && threads::apply_switch_rule(*thread, run)) {
+    if (threads::read_task_schedstat(*thread, run, wait) && threads::apply_switch_rule(*thread, run)) {
       tree_.note_timer_thread(thread->tid);
     }
   }

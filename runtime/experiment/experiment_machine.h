@@ -80,10 +80,9 @@ inline constexpr std::size_t kCoverageMaxInARow = 5;
 
 class SampleCoverage {
  public:
-  /// Whether an experiment with `samples` (weighted: its measured part's samples of the program's code,
-  /// in scope or not, whatif's own not) over
-  /// `cpu_ns` of the program's CPU time lost its samples; when it did not, its ratio joins the
-  /// reference. `period_ns` is the sampling period.
+  /// Whether an experiment with `samples` (weighted: its measured part's samples of the program's
+  /// code, in scope or not, whatif's own not) over `cpu_ns` of the program's CPU time lost its
+  /// samples; when it did not, its ratio joins the reference. `period_ns` is the sampling period.
   bool lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns);
 
  private:

@@ -300,7 +300,7 @@ void Profiler::update_schedstat(uint64_t now) {
     threads::ThreadState* thread = snapshot_[i];
     if (thread->retired.load(std::memory_order_acquire)) continue;
     uint64_t run = 0, wait = 0;
-    if (!os::read_schedstat(thread->tid, run, wait)) continue;
+    if (!threads::read_task_schedstat(*thread, run, wait)) continue;
     measured[i] = threads::advance_schedstat(*thread, run, wait, sched_windows_[i]);
     update_sampler(*thread, run);
     if (spin) wall_per_cpu[i] = thread->wall_per_cpu.update(run, wait);
@@ -500,6 +500,7 @@ void Profiler::reap_retired() {
     retired_window_.wait_ns += since.wait_ns;
     drain_thread(thread);
     breakpoints_.close(*thread);
+    threads::close_task_files(*thread);
     if (thread->tracer) branches_.retire(*thread->tracer);
   }
   // The tick's snapshot must not keep pointers to the threads freed below.

@@ -728,6 +728,7 @@ void after_fork_in_child() {
       fd = -1;
     }
     thread->breakpoints_opened = false;
+    threads::close_task_files(*thread);  // the parent's threads' files
   });
   ThreadState* self = current_thread();
   g_state->threads.keep_only(self);

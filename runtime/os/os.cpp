@@ -1,6 +1,7 @@
 // Clocks, thread ids, sleeping, raw reads and writes and the process exit through raw syscalls; used
 // from any thread and signal handlers.
 #include "os/os.h"
+#include "os/fd_guard.h"
 #include "os/raw_syscall.h"
 
 #include <dlfcn.h>
@@ -310,17 +311,57 @@ bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns) {
   return read_proc(path, text) && parse_schedstat(text, run_ns, wait_ns);
 }
 
-bool read_voluntary_switches(pid_t tid, uint64_t& switches) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
-  char text[4096];
-  if (!read_proc(path, text)) return false;
+namespace {
+/// The voluntary_ctxt_switches field of a status file's text.
+bool parse_voluntary_switches(const char* text, uint64_t& switches) {
   const char* field = std::strstr(text, "\nvoluntary_ctxt_switches:");
   if (field == nullptr) return false;
   unsigned long long value = 0;
   if (std::sscanf(field + std::strlen("\nvoluntary_ctxt_switches:"), "%llu", &value) != 1) return false;
   switches = value;
   return true;
+}
+
+/// Reads the start of an open /proc file from offset 0 into `text` (NUL-terminated).
+template <std::size_t N>
+bool pread_proc(int fd, char (&text)[N]) {
+  long n = invoke_syscall(SYS_pread64, fd, text, N - 1, 0);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return true;
+}
+}  // namespace
+
+bool read_voluntary_switches(pid_t tid, uint64_t& switches) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", static_cast<int>(tid));
+  char text[4096];
+  return read_proc(path, text) && parse_voluntary_switches(text, switches);
+}
+
+int open_task_file(pid_t tid, const char* file) {
+  char path[96];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/%s", static_cast<int>(tid), file);
+  int fd = static_cast<int>(invoke_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0) return -1;
+  protect_fd(fd);
+  return fd;
+}
+
+void close_task_file(int fd) {
+  if (fd < 0) return;
+  unprotect_fd(fd);
+  invoke_syscall(SYS_close, fd);  // not the close shim: it is the program's
+}
+
+bool read_schedstat_fd(int fd, uint64_t& run_ns, uint64_t& wait_ns) {
+  char text[128];
+  return pread_proc(fd, text) && parse_schedstat(text, run_ns, wait_ns);
+}
+
+bool read_voluntary_switches_fd(int fd, uint64_t& switches) {
+  char text[4096];
+  return pread_proc(fd, text) && parse_voluntary_switches(text, switches);
 }
 
 int usable_cpus() {

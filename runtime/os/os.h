@@ -94,6 +94,15 @@ bool read_schedstat(pid_t tid, uint64_t& run_ns, uint64_t& wait_ns);
 /// How many times thread `tid` gave up its CPU by blocking or yielding (voluntary_ctxt_switches in
 /// /proc/self/task/TID/status). False when the thread is gone.
 bool read_voluntary_switches(pid_t tid, uint64_t& switches);
+/// /proc/self/task/TID/<file> opened for repeated reads (close-on-exec, protected from the program's
+/// close), or -1. Opening and closing a /proc file costs several times the read itself.
+int open_task_file(pid_t tid, const char* file);
+/// Closes a descriptor from open_task_file.
+void close_task_file(int fd);
+/// read_schedstat and read_voluntary_switches through a descriptor from open_task_file (read from
+/// offset 0 each time).
+bool read_schedstat_fd(int fd, uint64_t& run_ns, uint64_t& wait_ns);
+bool read_voluntary_switches_fd(int fd, uint64_t& switches);
 /// The CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
 /// Whether process `pid` has exited (it is gone or a zombie), from /proc/PID/stat.

@@ -108,6 +108,7 @@ void ProfileWriter::object(const ObjectRecord& object) {
 void ProfileWriter::experiment(const ExperimentRecord& e) {
   uint64_t effective = e.duration_ns > e.delay_ns ? e.duration_ns - e.delay_ns : 0;
   if (format_ == Format::kCoz) {
+    if (e.set_aside) return;  // no field for it, and Coz's readers would average it in
     std::string text = "experiment\tselected=" + e.selected + "\tspeedup=" + std::to_string(e.speedup) +
                        "\tduration=" + std::to_string(effective) + "\tselected-samples=" + std::to_string(e.selected_samples);
     for (const PointResult& point : e.points) {

@@ -13,7 +13,7 @@ bool apply_switch_rule(ThreadState& thread, uint64_t run_ns) {
   // second /proc read for each of a thousand idle threads.
   if (thread.switches_known && run_ns == thread.switch_run_ns) return false;
   uint64_t switches = 0;
-  if (!os::read_voluntary_switches(thread.tid, switches)) return false;
+  if (!read_task_switches(thread, switches)) return false;
   bool first_move = false;
   // The first reading, or counters that went backwards (a reused tid), only set the baseline.
   if (thread.switches_known && run_ns >= thread.switch_run_ns && switches >= thread.voluntary_switches) {

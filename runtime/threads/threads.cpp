@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace whatif::threads {
 namespace {
@@ -159,6 +160,49 @@ void ThreadRegistry::keep_only(ThreadState* survivor) {
   if (survivor != nullptr) threads_.push_back(survivor);
   unlock();
   nudge_table().keep_only(survivor);
+}
+
+namespace {
+std::atomic<int> g_kept_task_files{0};  // descriptors open in ThreadState::schedstat_fd and status_fd
+
+/// `fd`, opened on first use while the process keeps fewer than its share of /proc files; -1 when
+/// it may not keep one.
+int kept_task_file(int& fd, pid_t tid, const char* file) {
+  if (fd >= 0) return fd;
+  static const int limit = static_cast<int>(std::min<uint64_t>(kMaxKeptTaskFiles, os::fd_soft_limit() / 8));
+  if (g_kept_task_files.load(std::memory_order_relaxed) >= limit) return -1;
+  fd = os::open_task_file(tid, file);
+  if (fd >= 0) g_kept_task_files.fetch_add(1, std::memory_order_relaxed);
+  return fd;
+}
+
+void close_kept(int& fd) {
+  if (fd < 0) return;
+  os::close_task_file(fd);
+  fd = -1;
+  g_kept_task_files.fetch_sub(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+bool read_task_schedstat(ThreadState& thread, uint64_t& run_ns, uint64_t& wait_ns) {
+  int fd = kept_task_file(thread.schedstat_fd, thread.tid, "schedstat");
+  if (fd < 0) return os::read_schedstat(thread.tid, run_ns, wait_ns);
+  if (os::read_schedstat_fd(fd, run_ns, wait_ns)) return true;
+  close_kept(thread.schedstat_fd);  // the thread is gone
+  return false;
+}
+
+bool read_task_switches(ThreadState& thread, uint64_t& switches) {
+  int fd = kept_task_file(thread.status_fd, thread.tid, "status");
+  if (fd < 0) return os::read_voluntary_switches(thread.tid, switches);
+  if (os::read_voluntary_switches_fd(fd, switches)) return true;
+  close_kept(thread.status_fd);
+  return false;
+}
+
+void close_task_files(ThreadState& thread) {
+  close_kept(thread.schedstat_fd);
+  close_kept(thread.status_fd);
 }
 
 }  // namespace whatif::threads

@@ -1,8 +1,12 @@
-// Unit tests of how exiting threads' CPU demand is read and accounted (runtime/threads/threads.h:
-// ExitReadings, ExitDemand). Runs in the test thread; one test reads its own schedstat.
+// Unit tests of how threads' CPU demand is read and accounted (runtime/threads/threads.h:
+// ExitReadings, ExitDemand, the kept /proc files). Runs in the test thread and threads it starts;
+// some tests read schedstat.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
+
+#include "os/fd_guard.h"
 
 #include "os/os.h"
 #include "threads/threads.h"
@@ -139,6 +143,46 @@ TEST(ExitDemand, AnExitWithNoReadingCountsNothing) {
   exited(unread, 1 * kMs, false);
   since = demand.account(unread);
   EXPECT_EQ(since.run_ns, 0u);
+}
+
+TEST(TaskFiles, ASchedstatReadingKeepsItsFileOpenUntilTheThreadRetires) {
+  // The profiler reads every thread's schedstat every window: opening and closing the /proc file
+  // each time cost several times the read.
+  ThreadState self;
+  self.tid = static_cast<pid_t>(gettid());
+  uint64_t run = 0, wait = 0, switches = 0;
+  ASSERT_TRUE(read_task_schedstat(self, run, wait));
+  ASSERT_GE(self.schedstat_fd, 0);
+  EXPECT_TRUE(os::is_protected_fd(self.schedstat_fd)) << "the program's close must not take it";
+  const int fd = self.schedstat_fd;
+  volatile uint64_t spin = 0;
+  const uint64_t before = run;
+  for (int i = 0; i < 20000000; ++i) spin = spin + 1;
+  ASSERT_TRUE(read_task_schedstat(self, run, wait));
+  EXPECT_EQ(self.schedstat_fd, fd) << "the same descriptor, read again from its start";
+  EXPECT_GT(run, before);
+  ASSERT_TRUE(read_task_switches(self, switches));
+  EXPECT_GE(self.status_fd, 0);
+  close_task_files(self);
+  EXPECT_EQ(self.schedstat_fd, -1);
+  EXPECT_EQ(self.status_fd, -1);
+  EXPECT_FALSE(os::is_protected_fd(fd));
+}
+
+TEST(TaskFiles, AThreadThatIsGoneReadsFalseAndClosesItsFile) {
+  // Opened while the thread lived, read after it exited: no reading, and nothing stays open.
+  ThreadState other;
+  uint64_t run = 0, wait = 0;
+  bool read = false;
+  std::thread thread([&] {
+    other.tid = static_cast<pid_t>(gettid());
+    read = read_task_schedstat(other, run, wait);
+  });
+  thread.join();
+  ASSERT_TRUE(read);
+  ASSERT_GE(other.schedstat_fd, 0);
+  EXPECT_FALSE(read_task_schedstat(other, run, wait));
+  EXPECT_EQ(other.schedstat_fd, -1);
 }
 
 }  // namespace
