@@ -435,13 +435,14 @@ void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& 
   if (context_.config->instruction_counts) instructions_.add(sample.ip, sample.weight);
   const uint64_t own_before = attributor_.own_samples();
   int32_t id = attributor_.attribute_sample(sample);
+  const bool own = attributor_.own_samples() != own_before;  // whatif's own time (attribute_sample)
   // A spin-wait is no work the virtual program must do (the CPU bound) whether or not a line in
   // scope holds it: an OpenMP worker waits spinning in libgomp alone, and counted as work it capped
   // the serial line's experiments at half their delay (15.6% predicted for 30%). Not whatif's own
   // pauses, whose spins the bound takes out itself.
-  if (attributor_.own_samples() == own_before && at_spin_wait(sample.ip)) spin_wait_samples_ += sample.weight;
+  if (!own && at_spin_wait(sample.ip)) spin_wait_samples_ += sample.weight;
   if (id < 0) {
-    if (attributor_.own_samples() == own_before) unscoped_samples_ += sample.weight;
+    if (!own) unscoped_samples_ += sample.weight;
     return;
   }
   Line& line = attributor_.line(id);

@@ -114,8 +114,9 @@ TEST_F(Integration, CozFormatFollowsCozViewerParsingRules) {
 }
 
 TEST_F(Integration, ExperimentsWhoseCpuTimeWentUnsampledAreSetAside) {
-  // In the middle of the run two threads whatif cannot see (raw clone()) spin for 250 ms: the experiments then count that CPU time without its samples. In this VM 1 experiment in
-  // ~700 looked like that (samples lost or the machine stalled) and moved its line by 20-30 points;
+  // In the middle of the run two threads whatif cannot see (raw clone()) spin for 250 ms: the
+  // experiments then count that CPU time without its samples. In this VM 1 experiment in ~700
+  // looked like that (samples lost or the machine stalled) and moved its line by 20-30 points;
   // such experiments are set aside. The first phase's experiments are kept, and a phase that lasts
   // is taken for the program's new normal after kCoverageMaxInARow (5) in a row.
   std::string out = path("p.jsonl");
