@@ -243,11 +243,12 @@ TEST_F(Integration, APauseIsNotChargedToTheLinesThatRunAfterIt) {
   // as CPUs and two lines, an item took 11-16% more samples of the program's lines while pauses
   // ran than in the baselines (7-11% in this test, the unselected line up to 33%), and the
   // selected line was credited for pauses (crowd: 26.5% predicted for 32.4%). A spinning thread's
-  // sampling now stops until the pause ends: 0-3%.
+  // sampling now stops until the pause ends: 1.6-4.6% at 6000 items (8 runs, 5 beside two CPU
+  // hogs; CI once 5.7%), the pauses' own cost. 9000 items and a bound of 6% keep the bug's 7-11% out.
   cpu_set_t cpus;
   ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
   Exit e = whatif(path("crowd2.jsonl"), {"--fixed-line", marker_spec("crowd.c", "crowd-work"), "--fixed-speedup", "50"},
-                  {program("crowd"), "6000", std::to_string(2 * CPU_COUNT(&cpus)), "270"});
+                  {program("crowd"), "9000", std::to_string(2 * CPU_COUNT(&cpus)), "270"});
   ASSERT_EQ(e.status, 0) << e;
   Profile p = load_profile(path("crowd2.jsonl"));
   ASSERT_GE(p.experiments.size(), 6u);
@@ -263,7 +264,7 @@ TEST_F(Integration, APauseIsNotChargedToTheLinesThatRunAfterIt) {
   ASSERT_GT(visits[1], 0);
   ASSERT_GT(samples[0], 0);
   double ratio = (samples[1] / visits[1]) / (samples[0] / visits[0]);
-  EXPECT_LT(ratio, 1.05) << "an item took more samples of the program's lines while pauses ran";
+  EXPECT_LT(ratio, 1.06) << "an item took more samples of the program's lines while pauses ran";
   EXPECT_GT(ratio, 0.95);
   // The first line is 500 of the 770 units of an item: a 50% speedup saves about a third.
   double predicted = predicted_time_saved(p, "item", 0.5);

@@ -154,10 +154,18 @@ TEST_F(Syscalls, TheProfilersOwnKernelTimeIsNotTheProgramsLines) {
   ASSERT_GE(p.experiments.size(), 4u);
   ASSERT_FALSE(p.headers.empty());
   ASSERT_EQ(p.headers.at(0).sampler, "perf_event") << "kernel-mode sampling is on here (root)";
+  // Over the run, at most one a millisecond (0.59-0.96 here, loaded or not). One experiment may
+  // stray: CI's loaded run once counted 62 in 51.3 ms, its neighbours not (the task clock's timer,
+  // stopped and restarted at each preemption, strays from its period by itself); the bug's 1.6 a
+  // millisecond stays out of reach of either bound.
+  double samples = 0, ms = 0;
   for (const Experiment& x : p.experiments) {
-    double ms = x.duration_ns / 1e6;
-    EXPECT_LE(x.total_samples, 1.1 * ms + 3) << "one thread at a time runs: " << x.total_samples << " samples in " << ms << " ms";
+    double x_ms = x.duration_ns / 1e6;
+    samples += x.total_samples;
+    ms += x_ms;
+    EXPECT_LE(x.total_samples, 1.4 * x_ms + 3) << "one thread at a time runs: " << x.total_samples << " samples in " << x_ms << " ms";
   }
+  EXPECT_LE(samples, 1.1 * ms) << "one thread at a time runs: " << samples << " samples in " << ms << " ms";
 }
 
 }  // namespace

@@ -170,45 +170,75 @@ TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
   EXPECT_LT(static_cast<double>(samples), 1.02 * cpu_periods) << samples << " samples in " << cpu_periods << " periods of CPU";
 }
 
+// Involuntary switches of the calling thread so far.
+long involuntary_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nivcsw;
+}
+
 TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSampler) {
   // Bug: a random first period of 10 us or less (1 thread in 100 at a 1-ms period) went wrong in
   // this VM's kernel: the event fired far faster than its period (2 ms of CPU filled the ring and
   // lost 600-8000 records), and the whole period set afterwards did not take (no sample at all in
   // the next 40 ms, or one every 70 us); with a signal it kept firing every 10-30 us whatever period
   // the handler set (one thread of a pool: 8700 signals).
-  os::PerfSampler sampler;
-  int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false, /*kernel_only=*/false,
-                            /*first_period_ns=*/5000);
-  if (opened != 0) GTEST_SKIP() << "perf_event_open unavailable here (" << -opened << ")";
-  ASSERT_EQ(sampler.enable(), 0);
-  volatile uint64_t x = 0;
-  auto spin_cpu = [&](uint64_t ns) {
-    for (uint64_t start = thread_cpu_ns(); thread_cpu_ns() - start < ns;) {
-      for (int i = 0; i < 3000; ++i) x = x + 1;
-    }
+  struct Attempt {
+    std::size_t samples = 0, lost = 0;
+    double expected = 0;  // ms of CPU while sampled at the whole period
+    long switches = 0;    // times the thread was preempted
   };
-  // As the handler does: the whole period is set right after the first sample (within 2 ms of CPU).
-  std::size_t early = 0;
-  for (uint64_t start = thread_cpu_ns(); early == 0 && thread_cpu_ns() - start < 2 * kMs;) {
-    for (int i = 0; i < 300; ++i) x = x + 1;
-    early += sampler.drain([](const os::RawSample&) {});
+  auto attempt = [](Attempt& a) -> int {
+    os::PerfSampler sampler;
+    int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false, /*kernel_only=*/false,
+                              /*first_period_ns=*/5000);
+    if (opened != 0) return opened;
+    const long switches_before = involuntary_switches();
+    if (sampler.enable() != 0) return -1;
+    volatile uint64_t x = 0;
+    auto spin_cpu = [&](uint64_t ns) {
+      for (uint64_t start = thread_cpu_ns(); thread_cpu_ns() - start < ns;) {
+        for (int i = 0; i < 3000; ++i) x = x + 1;
+      }
+    };
+    // As the handler does: the whole period is set right after the first sample (within 2 ms of CPU).
+    std::size_t early = 0;
+    for (uint64_t start = thread_cpu_ns(); early == 0 && thread_cpu_ns() - start < 2 * kMs;) {
+      for (int i = 0; i < 300; ++i) x = x + 1;
+      early += sampler.drain([](const os::RawSample&) {});
+    }
+    a.lost = sampler.lost();
+    sampler.next_period();  // what the handler does after the first sample
+    // The thread's whole CPU time: its user part is split off by ticks, too coarse for 40 ms.
+    const uint64_t cpu_start = thread_cpu_ns();
+    for (int i = 0; i < 40; ++i) {
+      spin_cpu(kMs);
+      a.samples += sampler.drain([](const os::RawSample&) {});
+    }
+    sampler.disable();
+    a.expected = static_cast<double>(thread_cpu_ns() - cpu_start) / kMs;
+    a.switches = involuntary_switches() - switches_before;
+    return 0;
+  };
+  // Only a run on a CPU of its own tells: preempted, the task clock's timer is stopped and
+  // restarted at each switch and strays from the period by itself, as far as the bug did (129-630
+  // samples in 40 ms in 7 runs of 40 beside three CPU hogs on this 2-CPU VM). So the first run with
+  // at most a few preemptions is judged; a machine busy through all of them skips, and says so.
+  constexpr long kFewSwitches = 3;
+  Attempt a;
+  for (int tries = 0; tries < 10; ++tries) {
+    a = Attempt{};
+    int result = attempt(a);
+    if (result > 0) GTEST_SKIP() << "perf_event_open unavailable here (" << result << ")";
+    ASSERT_EQ(result, 0);
+    if (getenv("WHATIF_TEST_TRACE")) fprintf(stderr, "attempt %d: %zu samples in %.1f ms, %ld switches\n", tries, a.samples, a.expected, a.switches);
+    if (a.switches <= kFewSwitches) break;
   }
-  EXPECT_EQ(sampler.lost(), 0u) << "the ring overflowed: the event fired faster than its period";
-  sampler.next_period();  // what the handler does after the first sample
-  // The thread's whole CPU time: its user part is split off by ticks, too coarse for 40 ms.
-  const uint64_t cpu_start = thread_cpu_ns();
-  std::size_t samples = 0;
-  for (int i = 0; i < 40; ++i) {
-    spin_cpu(kMs);
-    samples += sampler.drain([](const os::RawSample&) {});
-  }
-  sampler.disable();
-  // Wide bounds: with more runnable threads than CPUs the task clock's timer, stopped and restarted
-  // at each switch, strays from the period on its own (72 samples in 40 ms once, at 20 us first);
-  // the bug gave 0, or 580 (a period that never took).
-  const double expected = static_cast<double>(thread_cpu_ns() - cpu_start) / kMs;
-  EXPECT_GT(static_cast<double>(samples), 0.3 * expected) << samples << " samples in " << expected << " ms of CPU";
-  EXPECT_LT(static_cast<double>(samples), 3 * expected) << samples << " samples in " << expected << " ms of CPU";
+  if (a.switches > kFewSwitches) GTEST_SKIP() << "preempted " << a.switches << " times in each of 10 runs: the machine is too busy to judge the sampler's rate";
+  EXPECT_EQ(a.lost, 0u) << "the ring overflowed: the event fired faster than its period";
+  // The bug gave 0, or 580 (a period that never took).
+  EXPECT_GT(static_cast<double>(a.samples), 0.3 * a.expected) << a.samples << " samples in " << a.expected << " ms of CPU";
+  EXPECT_LT(static_cast<double>(a.samples), 3 * a.expected) << a.samples << " samples in " << a.expected << " ms of CPU";
 }
 
 TEST(PerfRingScan, SamplesTheThreadScannedAreReportedAsSuchAndNeverTwice) {
