@@ -26,6 +26,7 @@
 
 #include "analysis/branches/branches.h"
 #include "analysis/branches/flow_record.h"
+#include "analysis/causal/analysis.h"
 #include "analysis/counters/events.h"
 #include "analysis/counters/function_config.h"
 #include "analysis/profile/profile.h"
@@ -85,6 +86,27 @@ double progress_visits(const analysis::Profile& profile) {
     for (const auto& point : experiment.points) visits += point.kind == analysis::PointKind::latency ? point.arrivals : point.delta;
   }
   return visits;
+}
+
+/// A --fixed-line --fixed-speedup run's answer, one message per progress point: the prediction at
+/// that speedup and its interval, from the run's own pairs (the table `whatif report` prints first).
+std::vector<std::string> fixed_speedup_answers(const analysis::Profile& profile) {
+  analysis::Report report = analysis::analyse({profile}, analysis::Options{});
+  std::vector<std::string> answers;
+  if (report.fixed_speedup <= 0 || report.lines.empty()) return answers;
+  const analysis::LineResult& line = report.lines.front();
+  for (const analysis::PointResult& point : line.points) {
+    const analysis::CurvePoint* sped = analysis::curve_point_at(point, report.fixed_speedup);
+    const analysis::CurvePoint* base = analysis::curve_point_at(point, 0);
+    if (sped == nullptr || base == nullptr) continue;
+    std::string interval = sped->has_ci ? fmt::format(" (95% CI {:+.1f}% to {:+.1f}%)", sped->ci_low * 100, sped->ci_high * 100)
+                                        : " (too few experiments for an interval)";
+    answers.push_back(fmt::format("if {} ran {:.0f}% faster, the program would speed up by {:+.1f}%{} at progress "
+                                  "point '{}', from {} experiments at {:.0f}% and {} baselines",
+                                  line.line, report.fixed_speedup * 100, sped->program_speedup * 100, interval,
+                                  point.name, sped->n_experiments, report.fixed_speedup * 100, base->n_experiments));
+  }
+  return answers;
 }
 
 /// Appends `source` records with a few lines around each profiled line whose file is readable.
@@ -401,6 +423,9 @@ int run(RunOptions options) {
       std::fprintf(stderr, "whatif: warning: %s\n", message.c_str());
       if (!coz) append_warning(absolute_output, message);
     }
+  }
+  if (!options.fixed_line.empty() && options.fixed_speedup > 0 && !options.end_to_end && experiments > 0) {
+    for (const std::string& answer : fixed_speedup_answers(*profile)) note(answer);
   }
   std::string set_aside = profile->set_aside > 0 ? fmt::format(", {} set aside: their samples fell far short of "
                                                                "their CPU time", profile->set_aside)

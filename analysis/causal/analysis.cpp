@@ -441,9 +441,31 @@ std::uint32_t fnv1a(const std::string& text) {
   return hash;
 }
 
+double common_fixed_speedup(const std::vector<Profile>& profiles) {
+  double common = -1;
+  for (const Profile& profile : profiles) {
+    if (profile.headers.empty()) return -1;
+    for (const Header& header : profile.headers) {
+      // --end-to-end with --fixed-speedup measures that speedup alone, with no baseline of its own.
+      if (header.end_to_end || !(header.fixed_speedup > 0 && header.fixed_speedup <= 1)) return -1;
+      if (common > 0 && std::lround(header.fixed_speedup * 1000) != std::lround(common * 1000)) return -1;
+      common = header.fixed_speedup;
+    }
+  }
+  return common;
+}
+
+const CurvePoint* curve_point_at(const PointResult& point, double speedup) {
+  for (const CurvePoint& c : point.curve) {
+    if (std::lround(c.speedup * 1000) == std::lround(speedup * 1000)) return &c;
+  }
+  return nullptr;
+}
+
 Report analyse(const std::vector<Profile>& profiles, const Options& options) {
   Report report;
   report.options = options;
+  report.fixed_speedup = common_fixed_speedup(profiles);
   std::map<std::string, PointData> points;
   std::map<std::string, LineData> lines;
   int invalid_durations = 0;

@@ -92,6 +92,9 @@ struct PointSummary {
 
 struct Report {
   Options options;
+  /// The line speedup of --fixed-speedup runs (0 < x <= 1) when every profile is one and they agree,
+  /// else -1: the answer a user asked for is then each line's curve point at x, not its impact.
+  double fixed_speedup = -1;
   int n_experiments = 0;
   int phase_corrected_lines = 0;
   std::vector<PointSummary> points;
@@ -116,6 +119,13 @@ inline constexpr double kMinVisitsPerExperiment = 5;
 
 /// Analyses the experiments of all `profiles` together (equal line, speedup and point add up).
 Report analyse(const std::vector<Profile>& profiles, const Options& options);
+
+/// The speedup every header of every profile names with --fixed-speedup (0 < x <= 1), or -1 when one
+/// has none (a Coz profile, a run of random speedups) or two disagree.
+double common_fixed_speedup(const std::vector<Profile>& profiles);
+
+/// The point's measured curve point at line speedup `speedup`, or nullptr (not measured).
+const CurvePoint* curve_point_at(const PointResult& point, double speedup);
 
 /// Mulberry32: the bootstrap's generator; 32-bit arithmetic so JavaScript reproduces it exactly.
 class Mulberry32 {

@@ -64,6 +64,73 @@ std::string format_duration(double ns) {
   return fmt::format("{:.1f} ms", ns / 1e6);
 }
 
+/// Aligned columns; the third (the point) only when the report has several points.
+std::string render_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+                         bool several_points) {
+  if (rows.size() == 1) return "no lines to report\n";
+  std::string out;
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
+  for (const auto& row : rows) {
+    std::string text;
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i == 2 && !several_points) continue;
+      text += pad(row[i], i + 1 == row.size() ? 0 : widths[i], right[i]);
+      if (i + 1 != row.size()) text += "  ";
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
+std::string render_warnings(const Report& report) {
+  if (report.warnings.empty()) return "";
+  std::string out = "\n";
+  for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+/// --fixed-speedup runs: each line's curve point at that speedup is the answer, with the experiments
+/// behind it. Its single non-zero speedup is the design, not missing evidence.
+std::string render_fixed_rows(const Report& report, const OutputOptions& output) {
+  const std::string at = fmt::format("at {:.0f}%", report.fixed_speedup * 100);
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"#", "line", "point", at, "95% CI", "sped", "baselines", "phase", "notes"});
+  int rank = 0;
+  for (const LineResult* shown_line : table_lines(report, output)) {
+    const LineResult& line = *shown_line;
+    ++rank;
+    bool first = true;
+    for (const PointResult& point : line.points) {
+      if (!shown(point, output)) continue;
+      const CurvePoint* sped = curve_point_at(point, report.fixed_speedup);
+      const CurvePoint* base = curve_point_at(point, 0);
+      std::vector<std::string> notes;
+      if (point.contention) notes.push_back("CONTENTION");
+      if (point.baseline == Baseline::run) notes.push_back("run baseline");
+      if (point.baseline == Baseline::none) notes.push_back("no baseline");
+      if (point.kind == PointKind::latency) notes.push_back("latency");
+      if (sped == nullptr) notes.push_back("never measured at this speedup");
+      rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name,
+                      sped ? percent(sped->program_speedup) : "-",
+                      sped && sped->has_ci ? fmt::format("[{}, {}]", percent(sped->ci_low), percent(sped->ci_high)) : "",
+                      std::to_string(sped ? sped->n_experiments : 0), std::to_string(base ? base->n_experiments : 0),
+                      line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-", join(notes)});
+      first = false;
+    }
+  }
+  return render_table(rows, {true, false, false, true, false, true, true, true, false}, report.points.size() > 1) +
+         render_warnings(report);
+}
+
 }  // namespace
 
 json report_json(const Report& report, const std::vector<Profile>& profiles, const OutputOptions& output) {
@@ -86,6 +153,7 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                      {"phase_correction", report.options.phase_correction},
                      {"point", output.point ? json(*output.point) : json(nullptr)},
                      {"top", output.top > 0 ? json(output.top) : json(nullptr)}};
+  root["fixed_speedup"] = number_or_null(report.fixed_speedup > 0, report.fixed_speedup);
   root["experiments"] = report.n_experiments;
   root["phase_corrected_lines"] = report.phase_corrected_lines;
   json points = json::array();
@@ -131,6 +199,9 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                          {"ci_high", number_or_null(c.has_ci, c.ci_high)},
                          {"n_experiments", c.n_experiments}});
       bool has_curve = !point.curve.empty();
+      const CurvePoint* at_fixed = report.fixed_speedup > 0 ? curve_point_at(point, report.fixed_speedup) : nullptr;
+      Estimate fixed_estimate;
+      if (at_fixed != nullptr) fixed_estimate = {true, at_fixed->program_speedup, at_fixed->has_ci, at_fixed->ci_low, at_fixed->ci_high};
       point_list.push_back({{"name", point.name},
                             {"kind", kind_name(point.kind)},
                             {"baseline", baseline_name(point.baseline)},
@@ -144,6 +215,7 @@ json report_json(const Report& report, const std::vector<Profile>& profiles, con
                             {"contention", point.contention},
                             {"enough_evidence", point.enough_evidence},
                             {"rank_bound", number_or_null(point.has_rank_bound, point.rank_bound)},
+                            {"at_fixed_speedup", estimate_json(fixed_estimate)},
                             {"curve", curve}});
     }
     line_json["points"] = point_list;
@@ -206,6 +278,15 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
                        report.phase_corrected_lines, report.lines.size());
   else
     out += "phase correction: not applied (the profiles lack per-line sample totals or run time)\n";
+  const bool fixed = report.fixed_speedup > 0;
+  if (fixed) {
+    out += fmt::format(
+        "--fixed-speedup {0:.0f}: the program speedup predicted if the line ran {0:.0f}% faster, from the run's experiments\n"
+        "at {0:.0f}% against its own speedup-0 baselines; 95% CIs by bootstrap, never narrower than the run's\n"
+        "per-experiment noise\n\n",
+        report.fixed_speedup * 100);
+    return out + render_fixed_rows(report, output);
+  }
   out += "impact = mean predicted program speedup over the measured line speedups; 95% CIs by bootstrap, never\n"
          "narrower than the run's per-experiment noise; ranked by the impact's lower noise bound, lines with\n"
          "not enough evidence (under 2 non-zero speedups or 3 experiments) last\n\n";
@@ -233,37 +314,15 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
       if (point.kind == PointKind::latency) notes.push_back("latency");
       if (point.n_speedups < 3) notes.push_back("few speedups");
       if (!point.curve.empty() && !point.enough_evidence) notes.push_back("not enough evidence");
-      std::string note_text;
-      for (const std::string& n : notes) note_text += (note_text.empty() ? "" : ", ") + n;
+      std::string note_text = join(notes);
       rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name, impact, ci, slope, max,
                       std::to_string(point.n_experiments), std::to_string(point.n_speedups),
                       line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-", note_text});
       first = false;
     }
   }
-  if (rows.size() == 1) {
-    out += "no lines to report\n";
-  } else {
-    std::vector<size_t> widths(rows[0].size(), 0);
-    for (const auto& row : rows)
-      for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], width(row[i]));
-    const bool right[] = {true, false, false, true, false, true, true, true, true, true, false};
-    for (const auto& row : rows) {
-      std::string text;
-      for (size_t i = 0; i < row.size(); ++i) {
-        if (i == 2 && !several_points) continue;
-        text += pad(row[i], i + 1 == row.size() ? 0 : widths[i], right[i]);
-        if (i + 1 != row.size()) text += "  ";
-      }
-      while (!text.empty() && text.back() == ' ') text.pop_back();
-      out += text + "\n";
-    }
-  }
-  if (!report.warnings.empty()) {
-    out += "\n";
-    for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
-  }
-  return out;
+  return out + render_table(rows, {true, false, false, true, false, true, true, true, true, true, false}, several_points) +
+         render_warnings(report);
 }
 
 }  // namespace whatif::analysis

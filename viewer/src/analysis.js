@@ -441,12 +441,36 @@ function listSome(names, limit) {
 }
 
 /**
+ * The speedup every process of every profile ran with --fixed-speedup, or -1 when one had none (a
+ * Coz profile, random speedups, --end-to-end) or two disagree (analysis.cpp common_fixed_speedup).
+ */
+export function commonFixedSpeedup(profiles) {
+  let common = -1;
+  for (const profile of profiles) {
+    const speedups = profile.fixedSpeedups ?? [];
+    if (speedups.length === 0) return -1;
+    for (const speedup of speedups) {
+      if (!(speedup > 0)) return -1;
+      if (common > 0 && Math.round(speedup * 1000) !== Math.round(common * 1000)) return -1;
+      common = speedup;
+    }
+  }
+  return common;
+}
+
+/** The point's measured curve point at line speedup `speedup`, or null. */
+export function curvePointAt(point, speedup) {
+  return point.curve.find((c) => Math.round(c.speedup * 1000) === Math.round(speedup * 1000)) ?? null;
+}
+
+/**
  * Analyses profiles together. With `eager`, bootstrap intervals are computed for every line (as
  * `whatif report` does); otherwise call ensureLineIntervals for the lines you show.
  */
 export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = {}) {
   options = { ...DEFAULT_OPTIONS, ...options };
-  const report = { options, experiments: 0, phaseCorrectedLines: 0, points: [], lines: [], warnings: [] };
+  const report = { options, fixedSpeedup: commonFixedSpeedup(profiles), experiments: 0, phaseCorrectedLines: 0, points: [],
+    lines: [], warnings: [] };
   const { points, lines, invalid } = collect(profiles, report);
   if (invalid > 0) {
     report.warnings.push(`skipped ${invalid} experiment(s) without a positive duration or selected line`);

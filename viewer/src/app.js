@@ -2,7 +2,7 @@
 // analyses them together, and renders the summary, controls and one speedup plot per line. All
 // profile-derived text goes through textContent, never innerHTML.
 import { parseProfile } from './parse.js';
-import { analyse, ensureLineIntervals, compareLines, DEFAULT_OPTIONS } from './analysis.js';
+import { analyse, ensureLineIntervals, compareLines, curvePointAt, DEFAULT_OPTIONS } from './analysis.js';
 import { speedupChart, PALETTE } from './chart.js';
 import { renderStalls } from './stalls.js';
 import { renderCounters } from './counters.js';
@@ -67,7 +67,8 @@ function renderSummary() {
     stat('lines', String(report.lines.length)),
     stat('progress points', String(report.points.length)),
     stat('phase correction', report.phaseCorrectedLines ? `${report.phaseCorrectedLines} of ${report.lines.length} lines`
-      : 'not applied')));
+      : 'not applied'),
+    report.fixedSpeedup > 0 ? stat('fixed speedup', `${Math.round(report.fixedSpeedup * 100)}%, with its own baselines`) : null));
   if (first.command.length) summary.append(el('div', { class: 'command mono', text: `$ ${first.command.join(' ')}` }));
   summary.append(el('div', { class: 'profiles' }, el('span', { text: `${profiles.length} profile(s): ` }),
     el('span', { class: 'profile-names', text: profiles.map((p) => `${p.name} (${p.format})`).join(', ') })));
@@ -214,8 +215,23 @@ function metric(label, value, sign) {
 /** Impact, slope and counts; CIs once the line's bootstrap has run (ensureLineIntervals). */
 function metricsOf(line) {
   const metrics = el('div', { class: 'metrics' });
+  const fixed = state.report.fixedSpeedup;
   for (const p of line.points) {
     const prefix = line.points.length > 1 ? `${p.name}: ` : '';
+    if (fixed > 0) {
+      // A --fixed-speedup run asked one question: the prediction at that speedup (whatif report's table).
+      const at = curvePointAt(p, fixed);
+      const label = `${prefix}at ${Math.round(fixed * 100)}%`;
+      if (!at) {
+        metrics.append(metric(label, 'not measured'));
+        continue;
+      }
+      const ci = at.ciLow !== null ? ` [${pct(at.ciLow)}, ${pct(at.ciHigh)}]` : '';
+      metrics.append(metric(label, `${pct(at.programSpeedup)}${ci}`, at.programSpeedup));
+      const base = curvePointAt(p, 0);
+      metrics.append(metric('sped', String(at.experiments)), metric('baselines', String(base ? base.experiments : 0)));
+      continue;
+    }
     if (p.impact) {
       const ci = p.impact.ciLow !== null ? ` [${pct(p.impact.ciLow)}, ${pct(p.impact.ciHigh)}]` : '';
       metrics.append(metric(`${prefix}impact`, `${pct(p.impact.value)}${ci}`, p.impact.value));
@@ -224,8 +240,10 @@ function metricsOf(line) {
     }
     if (p.slope) metrics.append(metric('slope', `${p.slope.value >= 0 ? '+' : ''}${p.slope.value.toFixed(2)}`));
   }
-  metrics.append(metric('experiments', String(line.experiments)));
-  metrics.append(metric('speedups', String(line.speedups)));
+  if (!(fixed > 0)) {
+    metrics.append(metric('experiments', String(line.experiments)));
+    metrics.append(metric('speedups', String(line.speedups)));
+  }
   if (line.phase.applied) metrics.append(metric('phase ×', line.phase.factor.toFixed(2)));
   return metrics;
 }
@@ -245,7 +263,8 @@ function card(line, rank) {
       title: 'the program has no debug info: whatif sped up this whole function, not one line' }));
   }
   if (line.points.some((p) => p.baseline === 'run')) title.append(el('span', { class: 'badge note', text: 'run baseline' }));
-  const weak = line.rankImpact !== null && !line.enoughEvidence;
+  // One non-zero speedup is what a --fixed-speedup run measures by design, not a lack of evidence.
+  const weak = line.rankImpact !== null && !line.enoughEvidence && !(state.report.fixedSpeedup > 0);
   if (weak) {
     title.append(el('span', { class: 'badge weak', text: 'not enough evidence',
       title: 'fewer than 2 non-zero speedups or 3 experiments: ranked after the better-measured lines' }));

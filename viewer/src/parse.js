@@ -12,7 +12,8 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 
 function emptyProfile(name) {
   return {
-    name, format: 'whatif', command: [], sampler: '', fixedLine: false, experiments: [], setAside: 0, sampleCounts: new Map(),
+    name, format: 'whatif', command: [], sampler: '', fixedLine: false, fixedSpeedups: [], experiments: [], setAside: 0,
+    sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
     counterIntervals: [], functionCounters: new Map(), process: 0, branchFlows: [],
   };
@@ -29,8 +30,12 @@ function checkHeader(header, name, profile) {
   if (Array.isArray(header.command)) profile.command = header.command.filter((a) => typeof a === 'string');
   profile.sampler = str(header.sampler);
   // Run with --fixed-line: its experiments ran in every phase, not only while the line ran.
-  const fixed = header.options && typeof header.options === 'object' ? header.options.fixed_line : null;
-  profile.fixedLine = typeof fixed === 'string' && fixed !== '';
+  const options = header.options && typeof header.options === 'object' ? header.options : {};
+  profile.fixedLine = typeof options.fixed_line === 'string' && options.fixed_line !== '';
+  // Each process's --fixed-speedup (0 < x <= 1), or -1: none, or --end-to-end (no baselines of its own).
+  const speedup = options.fixed_speedup;
+  profile.fixedSpeedups.push(typeof speedup === 'number' && speedup > 0 && speedup <= 1 && options.end_to_end !== true
+    ? speedup : -1);
 }
 
 function readWhatifRecord(record, profile) {

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseProfile } from '../src/parse.js';
-import { analyse, ensureLineIntervals, mulberry32, fnv1a } from '../src/analysis.js';
+import { analyse, ensureLineIntervals, mulberry32, fnv1a, commonFixedSpeedup, curvePointAt } from '../src/analysis.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'tests', 'fixtures', 'profiles');
 const load = (name) => parseProfile(readFileSync(join(fixtures, name), 'utf8'), name);
@@ -154,6 +154,19 @@ test('--fixed-line experiments are not phase-corrected again', () => {
   assert.equal(b.phase.applied, false);
   assert.equal(b.phase.reason, '--fixed-line experiments ran in every phase');
   assert.ok(Math.abs(b.points[0].curve.at(-1).programSpeedup - 0.48) < 1e-12);
+});
+
+test('a --fixed-speedup run answers at its speedup, as whatif report does', () => {
+  const report = analyse([load('fixed-speedup.jsonl')]);
+  assert.equal(report.fixedSpeedup, 0.6);
+  const at = curvePointAt(report.lines[0].points[0], 0.6);
+  assert.ok(Math.abs(at.programSpeedup - 0.2) < 1e-12);  // 0.8 ms an item against 1 ms (generate.py)
+  assert.ok(at.ciLow < 0.2 && at.ciHigh > 0.2);
+  assert.equal(at.experiments, 6);
+  assert.equal(commonFixedSpeedup([load('exact.jsonl')]), -1);
+  assert.equal(commonFixedSpeedup([load('coz-basic.coz')]), -1);
+  assert.equal(commonFixedSpeedup([load('fixed-speedup.jsonl'), load('exact.jsonl')]), -1);
+  assert.equal(commonFixedSpeedup([load('fixed-speedup.jsonl'), load('fixed-speedup.jsonl')]), 0.6);
 });
 
 test("Coz's wrapped unsigned duration and difference read as negative: dropped and skipped with notes", () => {

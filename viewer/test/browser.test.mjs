@@ -358,6 +358,26 @@ test('the default view shows what whatif report shows, in its order, flagging th
   await basic.close();
 });
 
+test('a --fixed-speedup run shows its prediction at that speedup, not a flag of thin evidence', async () => {
+  // Bug: the card showed the impact (the mean over 0..60%, half the answer) and "not enough evidence".
+  const profile = join(fixtures, 'fixed-speedup.jsonl');
+  const tab = await open([profile]);
+  const card = tab.locator('#plots .card').first();
+  await card.locator('svg').first().waitFor();
+  const metrics = await card.locator('.metrics').textContent();
+  assert.match(metrics, /at 60% \+20\.0% \[\+1\d\.\d%, \+2\d\.\d%\]/);
+  assert.doesNotMatch(metrics, /impact/);
+  assert.equal(await card.locator('.badge.weak').count(), 0);
+  assert.match(await tab.locator('#summary').textContent(), /fixed speedup\s*60%/);
+  if (whatifBinary()) {
+    const report = JSON.parse(execFileSync(whatifBinary(), ['report', profile, '--format', 'json'], { encoding: 'utf8' }));
+    const at = report.lines[0].points[0].at_fixed_speedup;
+    assert.ok(metrics.includes(`+${(at.value * 100).toFixed(1)}% [+${(at.ci_low * 100).toFixed(1)}%, +${(at.ci_high * 100).toFixed(1)}%]`), metrics);
+  }
+  assert.deepEqual(tab.errors, []);
+  await tab.close();
+});
+
 test('whatif view embeds profiles safely', { skip: !whatifBinary() && 'whatif not built' }, async () => {
   const profile = join(scratch, '<script>alert(1)<script>.jsonl');
   const hostile = '{"type":"warning","message":"</script><script>window.__pwned=1</script><!-- x"}\n';

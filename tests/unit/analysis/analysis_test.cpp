@@ -683,6 +683,48 @@ TEST(ReportOutput, TextJsonCsv) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
 }
 
+TEST(ReportOutput, AFixedSpeedupRunAnswersAtItsSpeedupNotWithHalfOfIt) {
+  // Bug: after `whatif run --fixed-line L --fixed-speedup 60`, the report's headline was the impact,
+  // the curve's mean over [0, 60%]: +10.0% for a prediction of +20.0% at 60%, and the line was
+  // flagged "few speedups, not enough evidence" for measuring the one speedup it was asked for.
+  std::vector<Profile> profiles{load("fixed-speedup.jsonl")};
+  Report report = analyse(profiles, Options{});
+  ASSERT_DOUBLE_EQ(report.fixed_speedup, 0.6);
+  const LineResult& line = line_named(report, "src/pair.c:12");
+  const CurvePoint* at = curve_point_at(line.points.at(0), 0.6);
+  ASSERT_NE(at, nullptr);
+  EXPECT_NEAR(at->program_speedup, 0.2, 1e-12);  // 0.8 ms an item against 1 ms (generate.py)
+  ASSERT_TRUE(at->has_ci);
+  EXPECT_LT(at->ci_low, 0.2);
+  EXPECT_GT(at->ci_high, 0.2);
+  EXPECT_EQ(at->n_experiments, 6);
+  std::string text = render_text(report, profiles, OutputOptions{});
+  EXPECT_NE(text.find("at 60%"), std::string::npos) << text;
+  EXPECT_NE(text.find("+20.0%"), std::string::npos) << text;
+  EXPECT_EQ(text.find("+10.0%"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not enough evidence"), std::string::npos) << text;
+  json parsed = json::parse(render_json(report, profiles, OutputOptions{}));
+  EXPECT_DOUBLE_EQ(parsed["fixed_speedup"].get<double>(), 0.6);
+  EXPECT_NEAR(parsed["lines"][0]["points"][0]["at_fixed_speedup"]["value"].get<double>(), 0.2, 1e-12);
+  EXPECT_TRUE(parsed["lines"][0]["points"][0]["at_fixed_speedup"]["ci_low"].is_number());
+}
+
+TEST(ReportOutput, ProfilesWithoutOneCommonFixedSpeedupKeepTheImpactTable) {
+  // A run of random speedups, a Coz profile, or a fixed-speedup run combined with either: the curve's
+  // impact is the answer again.
+  EXPECT_EQ(common_fixed_speedup({load("exact.jsonl")}), -1);
+  EXPECT_EQ(common_fixed_speedup({load("coz-basic.coz")}), -1);
+  EXPECT_EQ(common_fixed_speedup({load("fixed-speedup.jsonl"), load("exact.jsonl")}), -1);
+  EXPECT_DOUBLE_EQ(common_fixed_speedup({load("fixed-speedup.jsonl"), load("fixed-speedup.jsonl")}), 0.6);
+  std::vector<Profile> profiles{load("fixed-speedup.jsonl"), load("exact.jsonl")};
+  Report report = analyse(profiles, Options{});
+  std::string text = render_text(report, profiles, OutputOptions{});
+  EXPECT_EQ(text.find("at 60%"), std::string::npos);
+  EXPECT_NE(text.find("impact"), std::string::npos);
+  json parsed = json::parse(render_json(report, profiles, OutputOptions{}));
+  EXPECT_TRUE(parsed["fixed_speedup"].is_null());
+}
+
 TEST(ReportOutput, FlagsLinesWithoutEnoughEvidenceAndListsThemLast) {
   std::vector<Profile> profiles{load("evidence.jsonl")};
   Report report = analyse(profiles, Options{});
