@@ -98,35 +98,57 @@ std::string join(const std::vector<std::string>& parts) {
   return text;
 }
 
+/// One row per shown line and point, in rank order: the rank and line on a line's first row, the
+/// point, then `cells(line, point)`.
+template <typename Cells>
+std::vector<std::vector<std::string>> table_rows(const Report& report, const OutputOptions& output,
+                                                 std::vector<std::string> header, Cells cells) {
+  std::vector<std::vector<std::string>> rows{std::move(header)};
+  int rank = 0;
+  for (const LineResult* line : table_lines(report, output)) {
+    ++rank;
+    bool first = true;
+    for (const PointResult& point : line->points) {
+      if (!shown(point, output)) continue;
+      std::vector<std::string> row{first ? std::to_string(rank) : "", first ? line->line : "", point.name};
+      for (std::string& cell : cells(*line, point)) row.push_back(std::move(cell));
+      rows.push_back(std::move(row));
+      first = false;
+    }
+  }
+  return rows;
+}
+
+/// The notes every table gives a point.
+std::vector<std::string> point_notes(const PointResult& point) {
+  std::vector<std::string> notes;
+  if (point.contention) notes.push_back("CONTENTION");
+  if (point.baseline == Baseline::run) notes.push_back("run baseline");
+  if (point.baseline == Baseline::none) notes.push_back("no baseline");
+  if (point.kind == PointKind::latency) notes.push_back("latency");
+  return notes;
+}
+
+std::string phase_cell(const LineResult& line) {
+  return line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-";
+}
+
 /// --fixed-speedup runs: each line's curve point at that speedup is the answer, with the experiments
 /// behind it. Its single non-zero speedup is the design, not missing evidence.
 std::string render_fixed_rows(const Report& report, const OutputOptions& output) {
   const std::string at = fmt::format("at {:.0f}%", report.fixed_speedup * 100);
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"#", "line", "point", at, "95% CI", "sped", "baselines", "phase", "notes"});
-  int rank = 0;
-  for (const LineResult* shown_line : table_lines(report, output)) {
-    const LineResult& line = *shown_line;
-    ++rank;
-    bool first = true;
-    for (const PointResult& point : line.points) {
-      if (!shown(point, output)) continue;
-      const CurvePoint* sped = curve_point_at(point, report.fixed_speedup);
-      const CurvePoint* base = curve_point_at(point, 0);
-      std::vector<std::string> notes;
-      if (point.contention) notes.push_back("CONTENTION");
-      if (point.baseline == Baseline::run) notes.push_back("run baseline");
-      if (point.baseline == Baseline::none) notes.push_back("no baseline");
-      if (point.kind == PointKind::latency) notes.push_back("latency");
-      if (sped == nullptr) notes.push_back("never measured at this speedup");
-      rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name,
-                      sped ? percent(sped->program_speedup) : "-",
-                      sped && sped->has_ci ? fmt::format("[{}, {}]", percent(sped->ci_low), percent(sped->ci_high)) : "",
-                      std::to_string(sped ? sped->n_experiments : 0), std::to_string(base ? base->n_experiments : 0),
-                      line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-", join(notes)});
-      first = false;
-    }
-  }
+  auto rows = table_rows(report, output, {"#", "line", "point", at, "95% CI", "sped", "baselines", "phase", "notes"},
+                         [&](const LineResult& line, const PointResult& point) {
+                           const CurvePoint* sped = curve_point_at(point, report.fixed_speedup);
+                           const CurvePoint* base = curve_point_at(point, 0);
+                           std::vector<std::string> notes = point_notes(point);
+                           if (sped == nullptr) notes.push_back("never measured at this speedup");
+                           return std::vector<std::string>{
+                               sped ? percent(sped->program_speedup) : "-",
+                               sped && sped->has_ci ? fmt::format("[{}, {}]", percent(sped->ci_low), percent(sped->ci_high)) : "",
+                               std::to_string(sped ? sped->n_experiments : 0), std::to_string(base ? base->n_experiments : 0),
+                               phase_cell(line), join(notes)};
+                         });
   return render_table(rows, {true, false, false, true, false, true, true, true, false}, report.points.size() > 1) +
          render_warnings(report);
 }
@@ -291,36 +313,20 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
          "narrower than the run's per-experiment noise; ranked by the impact's lower noise bound, lines with\n"
          "not enough evidence (under 2 non-zero speedups or 3 experiments) last\n\n";
 
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"});
-  int rank = 0;
-  bool several_points = report.points.size() > 1;
-  for (const LineResult* shown_line : table_lines(report, output)) {
-    const LineResult& line = *shown_line;
-    ++rank;
-    bool first = true;
-    for (const PointResult& point : line.points) {
-      if (!shown(point, output)) continue;
-      std::string impact = point.impact.valid ? percent(point.impact.value) : "-";
-      std::string ci = point.impact.has_ci ? fmt::format("[{}, {}]", percent(point.impact.ci_low),
-                                                         percent(point.impact.ci_high))
-                                           : "";
-      std::string slope = point.slope.valid ? fmt::format("{:+.2f}", point.slope.value) : "-";
-      std::string max = point.curve.empty() ? "-" : percent(point.max);
-      std::vector<std::string> notes;
-      if (point.contention) notes.push_back("CONTENTION");
-      if (point.baseline == Baseline::run) notes.push_back("run baseline");
-      if (point.baseline == Baseline::none) notes.push_back("no baseline");
-      if (point.kind == PointKind::latency) notes.push_back("latency");
-      if (point.n_speedups < 3) notes.push_back("few speedups");
-      if (!point.curve.empty() && !point.enough_evidence) notes.push_back("not enough evidence");
-      std::string note_text = join(notes);
-      rows.push_back({first ? std::to_string(rank) : "", first ? line.line : "", point.name, impact, ci, slope, max,
-                      std::to_string(point.n_experiments), std::to_string(point.n_speedups),
-                      line.phase.applied ? fmt::format("{:.2f}", line.phase.factor) : "-", note_text});
-      first = false;
-    }
-  }
+  auto rows = table_rows(
+      report, output, {"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"},
+      [](const LineResult& line, const PointResult& point) {
+        std::vector<std::string> notes = point_notes(point);
+        if (point.n_speedups < 3) notes.push_back("few speedups");
+        if (!point.curve.empty() && !point.enough_evidence) notes.push_back("not enough evidence");
+        return std::vector<std::string>{
+            point.impact.valid ? percent(point.impact.value) : "-",
+            point.impact.has_ci ? fmt::format("[{}, {}]", percent(point.impact.ci_low), percent(point.impact.ci_high)) : "",
+            point.slope.valid ? fmt::format("{:+.2f}", point.slope.value) : "-",
+            point.curve.empty() ? "-" : percent(point.max), std::to_string(point.n_experiments),
+            std::to_string(point.n_speedups), phase_cell(line), join(notes)};
+      });
+  const bool several_points = report.points.size() > 1;
   return out + render_table(rows, {true, false, false, true, false, true, true, true, true, true, false}, several_points) +
          render_warnings(report);
 }
