@@ -217,6 +217,11 @@ def read_whatif(path):
                                          "in_flight": float(p.get("in_flight_effective_avg", p.get("in_flight_avg", 0)))}
                 else:
                     points[p["name"]] = {"kind": "throughput", "delta": float(p.get("delta", 0))}
+            cpu, duration = rec.get("cpu_ns"), rec.get("duration_ns", 0)
+            quiet = (cpu < 0.1 * duration if cpu is not None and duration > 0
+                     else rec.get("total_samples") == 0 and rec.get("unscoped_samples", 0) == 0)
+            if quiet and all(v.get("delta", 0) == 0 and v.get("arrivals", 0) == 0 for v in points.values()):
+                continue  # the program was idle through it: the readers leave it out (docs/profile-format.md)
             dur = rec.get("effective_duration_ns")
             if dur is None:
                 dur = rec.get("duration_ns", 0) - rec.get("delay_ns", 0)

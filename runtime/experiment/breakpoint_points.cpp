@@ -167,6 +167,11 @@ std::vector<profile::PointResult> BreakpointPoints::deltas(const std::vector<uin
   std::vector<profile::PointResult> results;
   for (std::size_t i = 0; i < now.size(); ++i) {
     if (addresses_.size() <= i || addresses_[i] == 0) continue;
+    // Not visited yet in the run: absent, as a COZ_PROGRESS point is until its first visit. A busy
+    // phase before it (memcached's set phase under -p on its get path: the first 20 of 40
+    // experiments) otherwise wrote zero visits into random cells, and a report cell of those
+    // stretched to -31084% at its interval's end where the source point's was sane.
+    if (now[i] == 0) continue;
     profile::PointResult result;
     result.name = specs_[i].text();
     result.delta = now[i] - (i < at_start.size() ? at_start[i] : 0);

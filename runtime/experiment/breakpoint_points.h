@@ -55,7 +55,8 @@ class BreakpointPoints {
   void close(threads::ThreadState& thread);
   /// Per point: patch counters, or retired totals plus the live counts of the threads in `snapshot`.
   std::vector<uint64_t> read(const std::vector<threads::ThreadState*>& snapshot) const;
-  /// One result per resolved point: its visits since `at_start` (an earlier read()).
+  /// One result per resolved point visited at least once in the run: its visits since `at_start`
+  /// (an earlier read()).
   std::vector<profile::PointResult> deltas(const std::vector<uint64_t>& now, const std::vector<uint64_t>& at_start) const;
 
  private:

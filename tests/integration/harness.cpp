@@ -160,7 +160,7 @@ void check_well_formed(const Profile& profile) {
       EXPECT_EQ(e.delay_ns, 0) << "a baseline inserts no delay";
     }
   }
-  EXPECT_LE(skipped, profile.set_aside) << "experiment ids skip only those set aside";
+  EXPECT_LE(skipped, profile.set_aside + profile.idle) << "experiment ids skip only those set aside or idle";
 }
 
 double samples_for(const Profile& profile, const std::string& spec) {

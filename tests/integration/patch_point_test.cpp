@@ -54,5 +54,33 @@ TEST_F(PatchPoint, BreakpointWhenPatchingIsOffCountsTheSame) {
   EXPECT_NE(profile.find("WHATIF_PROGRESS_PATCH=off"), std::string::npos) << "the record should say why";
 }
 
+TEST_F(PatchPoint, APointIsAbsentFromExperimentsBeforeItsFirstVisit) {
+  // Bug: a -p point was in every experiment from the start, so those of a busy phase before its
+  // first visit (memcached's set phase, -p on its get path: 20 of 40 experiments) said zero visits
+  // at random speedups, where a COZ_PROGRESS point is absent until its first visit. late_point
+  // computes 400 ms without progress, then visits `item` 3000 times.
+  std::string spec = marker_spec("late_point.c", "item");
+  std::string out = path("late.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "50", "-p", spec}, {program("late_point"), "400", "3000"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  int before = 0, with_point = 0;
+  bool visited = false;
+  for (const Experiment& x : p.experiments) {
+    const PointObservation* o = point(x, spec);
+    if (o == nullptr) {
+      EXPECT_FALSE(visited) << "experiment " << x.id << " lost the point after its first visit";
+      ++before;
+      continue;
+    }
+    ++with_point;
+    EXPECT_TRUE(visited || o->delta > 0) << "experiment " << x.id << ": zero visits before the point's first";
+    visited = visited || o->delta > 0;
+  }
+  EXPECT_GE(before, 2) << "the 400-ms phase without progress held experiments without the point";
+  EXPECT_GE(with_point, 3) << e;
+}
+
 }  // namespace
 }  // namespace itest

@@ -9,10 +9,12 @@ const COZ_TYPES = new Set(['startup', 'experiment', 'throughput-point', 'progres
 const num = (value, fallback) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
 const str = (value, fallback = '') => (typeof value === 'string' ? value : fallback);
 const blank = (line) => /^[ \t\r]*$/.test(line);
+/** An experiment without a progress visit whose program used less of one CPU was idle (profile.h kIdleCpuShare). */
+const IDLE_CPU_SHARE = 0.1;
 
 function emptyProfile(name) {
   return {
-    name, format: 'whatif', command: [], sampler: '', fixedLine: false, fixedSpeedups: [], experiments: [], setAside: 0,
+    name, format: 'whatif', command: [], sampler: '', fixedLine: false, fixedSpeedups: [], experiments: [], setAside: 0, idle: 0,
     sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
     counterIntervals: [], functionCounters: new Map(), process: 0, branchFlows: [],
@@ -74,6 +76,16 @@ function readWhatifRecord(record, profile) {
         } else if (kind === 'throughput') {
           experiment.points.push({ name: str(point.name), kind, delta: num(point.delta, 0) });
         }
+      }
+      // The program was idle through it: no progress point visited and under a tenth of a CPU (or,
+      // without cpu_ns, no sample of its code), so it measured no line (profile.cpp idle_experiment).
+      const cpu = num(record.cpu_ns, -1);
+      const idle = experiment.points.every((p) => (p.delta ?? 0) === 0 && (p.arrivals ?? 0) === 0) &&
+        (cpu >= 0 && experiment.duration > 0 ? cpu < IDLE_CPU_SHARE * experiment.duration
+          : num(record.total_samples, -1) === 0 && num(record.unscoped_samples, 0) === 0);
+      if (idle) {
+        profile.idle += 1;
+        break;
       }
       profile.experiments.push(experiment);
       break;
@@ -262,6 +274,10 @@ export function parseProfile(text, name) {
     profile.notes.push(`set aside ${profile.setAside} experiment(s) whose samples covered far less of the ` +
       "program's CPU time than the run's others (samples lost, the machine stalled, or whatif's own code " +
       'took the time): they measured a disturbed program');
+  }
+  if (profile.idle > 0) {
+    profile.notes.push(`left out ${profile.idle} experiment(s) through which the program was idle (no sample of ` +
+      'its code, no progress point visited): they measured no line');
   }
   if (cozState.dropped > 0) {
     profile.notes.push(`dropped ${cozState.dropped} experiment(s) without a positive duration: Coz prints the ` +

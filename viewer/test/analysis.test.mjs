@@ -157,7 +157,12 @@ test('--fixed-line experiments are not phase-corrected again', () => {
 });
 
 test('a --fixed-speedup run answers at its speedup, as whatif report does', () => {
-  const report = analyse([load('fixed-speedup.jsonl')]);
+  const profile = load('fixed-speedup.jsonl');
+  // Two experiments at the end through which the program idled are left out, and said so.
+  assert.equal(profile.idle, 2);
+  assert.equal(profile.experiments.length, 12);
+  assert.ok(profile.notes.some((n) => n.includes('left out 2 experiment(s)')));
+  const report = analyse([profile]);
   assert.equal(report.fixedSpeedup, 0.6);
   const at = curvePointAt(report.lines[0].points[0], 0.6);
   assert.ok(Math.abs(at.programSpeedup - 0.2) < 1e-12);  // 0.8 ms an item against 1 ms (generate.py)

@@ -690,6 +690,10 @@ TEST(ReportOutput, AFixedSpeedupRunAnswersAtItsSpeedupNotWithHalfOfIt) {
   std::vector<Profile> profiles{load("fixed-speedup.jsonl")};
   Report report = analyse(profiles, Options{});
   ASSERT_DOUBLE_EQ(report.fixed_speedup, 0.6);
+  // Bug: the two experiments at the end through which the program idled (no sample, no visit) were
+  // baselines: the period at 0 a third longer, and +40.0% at 60%.
+  EXPECT_EQ(profiles[0].idle, 2);
+  EXPECT_EQ(profiles[0].experiments.size(), 12u);
   const LineResult& line = line_named(report, "src/pair.c:12");
   const CurvePoint* at = curve_point_at(line.points.at(0), 0.6);
   ASSERT_NE(at, nullptr);

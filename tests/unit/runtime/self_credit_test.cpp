@@ -170,11 +170,17 @@ TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
   EXPECT_LT(static_cast<double>(samples), 1.02 * cpu_periods) << samples << " samples in " << cpu_periods << " periods of CPU";
 }
 
-// Involuntary switches of the calling thread so far.
-long involuntary_switches() {
-  rusage usage{};
-  getrusage(RUSAGE_THREAD, &usage);
-  return usage.ru_nivcsw;
+// Tasks running on the machine now, this one included (/proc/stat procs_running), or -1.
+long running_tasks() {
+  FILE* stat = std::fopen("/proc/stat", "r");
+  if (stat == nullptr) return -1;
+  char line[256];
+  long running = -1;
+  while (std::fgets(line, sizeof(line), stat) != nullptr) {
+    if (std::sscanf(line, "procs_running %ld", &running) == 1) break;
+  }
+  std::fclose(stat);
+  return running;
 }
 
 TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSampler) {
@@ -186,14 +192,14 @@ TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSample
   struct Attempt {
     std::size_t samples = 0, lost = 0;
     double expected = 0;  // ms of CPU while sampled at the whole period
-    long switches = 0;    // times the thread was preempted
+    long busy = 0;        // the most other tasks seen running beside it
   };
   auto attempt = [](Attempt& a) -> int {
     os::PerfSampler sampler;
     int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false, /*kernel_only=*/false,
                               /*first_period_ns=*/5000);
     if (opened != 0) return opened;
-    const long switches_before = involuntary_switches();
+    a.busy = running_tasks() - 1;
     if (sampler.enable() != 0) return -1;
     volatile uint64_t x = 0;
     auto spin_cpu = [&](uint64_t ns) {
@@ -214,31 +220,32 @@ TEST(PerfFirstPeriod, AFirstPeriodAtTheTimersFloorNeitherFloodsNorStopsTheSample
     for (int i = 0; i < 40; ++i) {
       spin_cpu(kMs);
       a.samples += sampler.drain([](const os::RawSample&) {});
+      a.busy = std::max(a.busy, running_tasks() - 1);
     }
     sampler.disable();
     a.expected = static_cast<double>(thread_cpu_ns() - cpu_start) / kMs;
-    a.switches = involuntary_switches() - switches_before;
     return 0;
   };
-  // Only a run on a CPU of its own tells: preempted, the task clock's timer is stopped and
-  // restarted at each switch and strays from the period by itself, as far as the bug did (129-630
-  // samples in 40 ms in 7 runs of 40 beside three CPU hogs on this 2-CPU VM). So the first run with
-  // at most a few preemptions is judged; a machine busy through all of them skips, and says so.
-  constexpr long kFewSwitches = 3;
+  // Only a run on an otherwise idle machine tells: beside a busy task this VM's task clock strays
+  // from the period by itself, as far as the bug did, preempted or not (129-630 samples in 40 ms in
+  // 7 runs of 40 beside three CPU hogs; 138-371 in 4 of 40 beside one, with at most 3 preemptions;
+  // 24-45 alone). So the first run during which no other task was seen running is judged; a machine
+  // busy through all of them skips, and says so.
   Attempt a;
-  for (int tries = 0; tries < 10; ++tries) {
+  for (int tries = 0; tries < 20; ++tries) {
     a = Attempt{};
     int result = attempt(a);
     if (result > 0) GTEST_SKIP() << "perf_event_open unavailable here (" << result << ")";
     ASSERT_EQ(result, 0);
-    if (getenv("WHATIF_TEST_TRACE")) fprintf(stderr, "attempt %d: %zu samples in %.1f ms, %ld switches\n", tries, a.samples, a.expected, a.switches);
-    if (a.switches <= kFewSwitches) break;
+    if (getenv("WHATIF_TEST_TRACE")) fprintf(stderr, "attempt %d: %zu samples in %.1f ms, %ld busy\n", tries, a.samples, a.expected, a.busy);
+    if (a.busy <= 0) break;
   }
-  if (a.switches > kFewSwitches) GTEST_SKIP() << "preempted " << a.switches << " times in each of 10 runs: the machine is too busy to judge the sampler's rate";
+  if (a.busy > 0) GTEST_SKIP() << "other tasks ran beside each of 20 runs: the machine is too busy to judge the sampler's rate";
   EXPECT_EQ(a.lost, 0u) << "the ring overflowed: the event fired faster than its period";
-  // The bug gave 0, or 580 (a period that never took).
+  // The bug gave 0, or 549-617 (a period that never took); alone, 27-34 in 14 runs of 16 and 71-84 in
+  // the other two.
   EXPECT_GT(static_cast<double>(a.samples), 0.3 * a.expected) << a.samples << " samples in " << a.expected << " ms of CPU";
-  EXPECT_LT(static_cast<double>(a.samples), 3 * a.expected) << a.samples << " samples in " << a.expected << " ms of CPU";
+  EXPECT_LT(static_cast<double>(a.samples), 8 * a.expected) << a.samples << " samples in " << a.expected << " ms of CPU";
 }
 
 TEST(PerfRingScan, SamplesTheThreadScannedAreReportedAsSuchAndNeverTwice) {
