@@ -101,10 +101,13 @@ std::vector<std::string> fixed_speedup_answers(const analysis::Profile& profile)
     if (sped == nullptr || base == nullptr) continue;
     std::string interval = sped->has_ci ? fmt::format(" (95% CI {:+.1f}% to {:+.1f}%)", sped->ci_low * 100, sped->ci_high * 100)
                                         : " (too few experiments for an interval)";
+    // Wider than +-10 points: say how to narrow it (the pairs of the same command add up).
+    const bool wide = !sped->has_ci || sped->ci_high - sped->ci_low > 0.2;
     answers.push_back(fmt::format("if {} ran {:.0f}% faster, the program would speed up by {:+.1f}%{} at progress "
                                   "point '{}', from {} experiments at {:.0f}% and {} baselines",
                                   line.line, report.fixed_speedup * 100, sped->program_speedup * 100, interval,
-                                  point.name, sped->n_experiments, report.fixed_speedup * 100, base->n_experiments));
+                                  point.name, sped->n_experiments, report.fixed_speedup * 100, base->n_experiments) +
+                      (wide ? "; run it again with --append (or on a longer input) for a narrower interval" : ""));
   }
   return answers;
 }
