@@ -127,7 +127,7 @@ void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
   state_ = State::kCoolOff;
   state_until_ns_ = now + kCoolOffNs;
-  if (outcome.set_aside) {
+  if (outcome.set_aside || outcome.idle) {
     if (settings_.fixed_speedup_percent && !settings_.end_to_end && *settings_.fixed_speedup_percent > 0) {
       pending_speedups_.push_back(speedup_);  // the pair stays whole
     }

@@ -671,6 +671,7 @@ void Profiler::finish_experiment(uint64_t now) {
   for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
   outcome.progress_seen = progress_seen();
   outcome.set_aside = record.set_aside;
+  outcome.idle = !config.end_to_end && experiment::idle_experiment(outcome.visits, record.cpu_ns, record.duration_ns);
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
 }

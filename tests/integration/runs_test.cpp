@@ -140,6 +140,32 @@ TEST_F(Integration, AFixedSpeedupRunEndsWithItsAnswerAndTheReportLeadsWithIt) {
   EXPECT_EQ(report.out.find("not enough evidence"), std::string::npos) << report.out;
 }
 
+TEST_F(Integration, AnIdlePauseBetweenLoadsLeavesTheExperimentLengthAlone) {
+  // Bug: between two loads each experiment saw no visit and doubled the next length, so the second
+  // load began with an experiment several times longer than the first load's, at one speedup. The
+  // idle experiments are now left out by the readers and teach the runtime nothing. --fixed-line:
+  // its experiments start without waiting for a sample, as those of a server whose background
+  // threads are sampled now and then.
+  std::string out = path("loads.jsonl");
+  Exit e = whatif(out, {"--fixed-line", marker_spec("two_loads.c", "work")}, {program("two_loads"), "800", "1500"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GE(p.idle, 3) << "a 1.5-s pause holds several idle experiments";
+  std::vector<double> first, second;  // durations of experiments in each load
+  for (const Experiment& x : p.experiments) {
+    (x.elapsed_ns < p.experiments.front().elapsed_ns + 1.2e9 ? first : second).push_back(x.duration_ns);
+  }
+  ASSERT_GE(first.size(), 3u);
+  ASSERT_FALSE(second.empty());
+  std::sort(first.begin(), first.end());
+  const double usual = first[first.size() / 2];
+  for (double duration : second) {
+    EXPECT_LT(duration, 2.5 * usual) << "an experiment of the second load took " << duration / 1e6 << " ms, the first load's "
+                                     << usual / 1e6 << " ms";
+  }
+}
+
 TEST_F(Integration, TimerSamplerProducesExperimentsAndSamples) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20", "--sampler", "timer"}, {program("two_threads"), "2000"});

@@ -253,6 +253,34 @@ TEST(ExperimentMachine, ASetAsideExperimentIsRepeatedAndTeachesNothing) {
   EXPECT_LE(std::abs(baselines - sped), 2) << baselines << " baselines, " << sped << " sped";
 }
 
+TEST(ExperimentMachine, IdleExperimentsNeitherGrowTheLengthNorBreakPairs) {
+  // Bug: between two loads a server's experiments saw no visit, and each doubled the next length
+  // (100 ms to 800 ms over a 1.5-s pause), so the next load began with one long experiment at one
+  // speedup. The readers leave such experiments out; the machine now learns nothing from them.
+  EXPECT_TRUE(idle_experiment(0, 2000000, 125000000));     // a server's tail: 2 ms of CPU in 125 ms
+  EXPECT_FALSE(idle_experiment(0, 50000000, 100000000));   // busy without progress (a set phase)
+  EXPECT_FALSE(idle_experiment(3, 1000000, 100000000));    // slow progress is progress
+  ExperimentMachine machine(settings(false, 35), 7);
+  machine.begin(0);
+  uint64_t now = 0;
+  start_next(machine, now);
+  machine.finish(now, Outcome{20});  // progress seen at the usual length
+  const uint64_t length = machine.length_ns();
+  std::vector<double> kept;
+  for (int i = 0; i < 30; ++i) {
+    double speedup = start_next(machine, now).speedup;
+    Outcome outcome{20};
+    outcome.idle = i >= 10 && i < 20;  // the pause between two loads
+    if (outcome.idle) outcome.fewest = 0, outcome.visits = 0;
+    machine.finish(now, outcome);
+    if (!outcome.idle) kept.push_back(speedup);
+  }
+  EXPECT_EQ(machine.length_ns(), length);
+  int baselines = static_cast<int>(std::count(kept.begin(), kept.end(), 0.0));
+  int sped = static_cast<int>(kept.size()) - baselines;
+  EXPECT_LE(std::abs(baselines - sped), 2) << baselines << " baselines, " << sped << " sped";
+}
+
 TEST(SampleCoverage, AnExperimentWhoseSamplesFallFarShortOfItsCpuTimeLostThem) {
   constexpr uint64_t kPeriod = 1000000;
   SampleCoverage coverage;
