@@ -69,11 +69,11 @@ long last_content_line(const std::vector<std::string_view>& lines) {
 /// one cell, stretched that cell's period: +72.5% [+49.6, +95.3] on top of memcached's report for a
 /// line seen in 5 experiments.
 bool idle_experiment(const Experiment& experiment, double unscoped_samples) {
-  bool visited = std::any_of(experiment.points.begin(), experiment.points.end(),
-                             [](const PointObservation& p) { return p.delta != 0 || p.arrivals != 0; });
-  if (visited) return false;
-  if (experiment.cpu_ns >= 0 && experiment.duration_ns > 0) return experiment.cpu_ns < kIdleCpuShare * experiment.duration_ns;
-  return experiment.total_samples == 0 && unscoped_samples == 0;
+  double visits = 0;
+  for (const PointObservation& p : experiment.points) visits += p.delta + p.arrivals;
+  if (experiment.cpu_ns >= 0 && experiment.duration_ns > 0)
+    return format::idle_experiment(visits, experiment.cpu_ns, experiment.duration_ns);
+  return visits == 0 && experiment.total_samples == 0 && unscoped_samples == 0;
 }
 
 void read_whatif_experiment(const json& record, Profile& profile) {

@@ -140,10 +140,6 @@ struct RuntimeEnd {
 };
 
 /// A whole profile file, normalised. Counts and times are doubles: they feed ratios only.
-/// An experiment without a progress visit whose program used less than this share of one CPU was
-/// idle (a server between loads): readers leave it out (docs/profile-format.md).
-inline constexpr double kIdleCpuShare = 0.1;
-
 struct Profile {
   std::string path;
   ProfileFormat format = ProfileFormat::whatif;
@@ -154,7 +150,7 @@ struct Profile {
   bool fixed_line = false;
   std::vector<Experiment> experiments;
   int set_aside = 0;  ///< whatif only: experiments the runtime set aside (`set_aside`), not in `experiments`
-  int idle = 0;       ///< whatif only: experiments through which the program was idle (kIdleCpuShare), not in `experiments`
+  int idle = 0;       ///< whatif only: experiments through which the program was idle (format::idle_experiment), not in `experiments`
   /// The last cumulative per-line sample counts and the real time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;
   double samples_elapsed_ns = -1;

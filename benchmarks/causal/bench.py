@@ -23,6 +23,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# The profile format's idle rule (format/profile-format.json, shared with the readers and the runtime).
+with open(os.path.join(REPO, "format", "profile-format.json")) as _format:
+    IDLE_CPU_SHARE = json.load(_format)["idle_cpu_share"]
 
 # Each workload: its default work parameters, the lines the accuracy table covers, and the metric
 # the known answer is about. A line `X` is marked `/* @line:X */` in the source; its work parameter
@@ -218,7 +221,7 @@ def read_whatif(path):
                 else:
                     points[p["name"]] = {"kind": "throughput", "delta": float(p.get("delta", 0))}
             cpu, duration = rec.get("cpu_ns"), rec.get("duration_ns", 0)
-            quiet = (cpu < 0.1 * duration if cpu is not None and duration > 0
+            quiet = (cpu < IDLE_CPU_SHARE * duration if cpu is not None and duration > 0
                      else rec.get("total_samples") == 0 and rec.get("unscoped_samples", 0) == 0)
             if quiet and all(v.get("delta", 0) == 0 and v.get("arrivals", 0) == 0 for v in points.values()):
                 continue  # the program was idle through it: the readers leave it out (docs/profile-format.md)

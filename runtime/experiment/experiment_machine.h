@@ -111,17 +111,11 @@ struct Outcome {
   /// Set aside (SampleCoverage::lost): it teaches neither the length nor the allocator, and a
   /// --fixed-speedup run repeats its speedup.
   bool set_aside = false;
-  /// The program was idle through it (idle_experiment): the readers leave it out, so it is handled
-  /// as one set aside. Otherwise a server's pause between loads doubled the length at each idle
-  /// experiment, and the next load began with one long experiment at one speedup.
+  /// The program was idle through it (format::idle_experiment): the readers leave it out, so it is
+  /// handled as one set aside. Otherwise a server's pause between loads doubled the length at each
+  /// idle experiment, and the next load began with one long experiment at one speedup.
   bool idle = false;
 };
-
-/// An experiment without a progress visit through which the program used under a tenth of a CPU
-/// (analysis::kIdleCpuShare, the readers' rule, docs/profile-format.md).
-inline bool idle_experiment(uint64_t visits, uint64_t cpu_ns, uint64_t duration_ns) {
-  return visits == 0 && cpu_ns * 10 < duration_ns;
-}
 
 /// Decides when experiments start, on which line and at which speedup, and when they drain and
 /// end; the Profiler applies each decision to the runtime.

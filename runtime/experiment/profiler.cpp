@@ -22,6 +22,7 @@
 #include "os/os.h"
 #include "threads/sampler_switch.h"
 #include "threads/settle.h"
+#include "whatif/profile_format.h"
 
 namespace whatif::experiment {
 namespace {
@@ -671,7 +672,9 @@ void Profiler::finish_experiment(uint64_t now) {
   for (const profile::PointResult& point : record.points) outcome.visits += point.delta;  // visits or arrivals
   outcome.progress_seen = progress_seen();
   outcome.set_aside = record.set_aside;
-  outcome.idle = !config.end_to_end && experiment::idle_experiment(outcome.visits, record.cpu_ns, record.duration_ns);
+  outcome.idle = !config.end_to_end && format::idle_experiment(static_cast<double>(outcome.visits),
+                                                              static_cast<double>(record.cpu_ns),
+                                                              static_cast<double>(record.duration_ns));
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
   machine_.finish(now, outcome);
 }

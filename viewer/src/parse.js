@@ -1,6 +1,6 @@
 // Profile readers for the viewer: whatif JSON Lines (v1), Coz's text format and Coz's JSON Lines
 // variant, normalised to one model. Mirrors launcher/analysis/profile.cpp (same rules, same messages).
-import { PROFILE_FORMAT, PROFILE_VERSION } from './format.js';
+import { PROFILE_FORMAT, PROFILE_VERSION, IDLE_CPU_SHARE } from './format.js';
 import { readInterval, readFunctionCounters } from './counters.js';
 
 const COZ_TYPES = new Set(['startup', 'experiment', 'throughput-point', 'progress-point', 'latency-point',
@@ -9,8 +9,6 @@ const COZ_TYPES = new Set(['startup', 'experiment', 'throughput-point', 'progres
 const num = (value, fallback) => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
 const str = (value, fallback = '') => (typeof value === 'string' ? value : fallback);
 const blank = (line) => /^[ \t\r]*$/.test(line);
-/** An experiment without a progress visit whose program used less of one CPU was idle (profile.h kIdleCpuShare). */
-const IDLE_CPU_SHARE = 0.1;
 
 function emptyProfile(name) {
   return {
@@ -78,7 +76,7 @@ function readWhatifRecord(record, profile) {
         }
       }
       // The program was idle through it: no progress point visited and under a tenth of a CPU (or,
-      // without cpu_ns, no sample of its code), so it measured no line (profile.cpp idle_experiment).
+      // without cpu_ns, no sample of its code), so it measured no line (format::idle_experiment).
       const cpu = num(record.cpu_ns, -1);
       const idle = experiment.points.every((p) => (p.delta ?? 0) === 0 && (p.arrivals ?? 0) === 0) &&
         (cpu >= 0 && experiment.duration > 0 ? cpu < IDLE_CPU_SHARE * experiment.duration

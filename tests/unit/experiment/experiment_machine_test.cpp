@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "experiment/experiment_machine.h"
+#include "whatif/profile_format.h"
 
 namespace whatif::experiment {
 namespace {
@@ -231,21 +232,18 @@ TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
   EXPECT_LT(baseline_first, 40);
 }
 
-TEST(ExperimentMachine, ASetAsideExperimentIsRepeatedAndTeachesNothing) {
-  // An experiment that lost its samples is not measured at all: a --fixed-speedup run repeats its
-  // speedup so every pair stays whole, and its few visits do not double the next length.
-  ExperimentMachine machine(settings(false, 35), 7);
-  machine.begin(0);
-  uint64_t now = 0;
+/// Runs `count` experiments of `machine` (a --fixed-speedup run), the i-th finishing with
+/// `outcome_of(i)`: the length must not move, and the experiments kept (neither set aside nor idle)
+/// must hold about as many baselines as sped experiments, every pair whole.
+template <typename OutcomeOf>
+void expect_skipped_ones_teach_nothing(ExperimentMachine& machine, uint64_t& now, int count, OutcomeOf outcome_of) {
   const uint64_t length = machine.length_ns();
   std::vector<double> kept;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < count; ++i) {
     double speedup = start_next(machine, now).speedup;
-    Outcome outcome{20};
-    outcome.set_aside = i % 3 == 1;
-    if (outcome.set_aside) outcome.fewest = 1;  // too few visits: would double the length
+    Outcome outcome = outcome_of(i);
     machine.finish(now, outcome);
-    if (!outcome.set_aside) kept.push_back(speedup);
+    if (!outcome.set_aside && !outcome.idle) kept.push_back(speedup);
   }
   EXPECT_EQ(machine.length_ns(), length);
   int baselines = static_cast<int>(std::count(kept.begin(), kept.end(), 0.0));
@@ -253,32 +251,38 @@ TEST(ExperimentMachine, ASetAsideExperimentIsRepeatedAndTeachesNothing) {
   EXPECT_LE(std::abs(baselines - sped), 2) << baselines << " baselines, " << sped << " sped";
 }
 
+TEST(ExperimentMachine, ASetAsideExperimentIsRepeatedAndTeachesNothing) {
+  // An experiment that lost its samples is not measured at all: a --fixed-speedup run repeats its
+  // speedup so every pair stays whole, and its few visits do not double the next length.
+  ExperimentMachine machine(settings(false, 35), 7);
+  machine.begin(0);
+  uint64_t now = 0;
+  expect_skipped_ones_teach_nothing(machine, now, 40, [](int i) {
+    Outcome outcome{20};
+    outcome.set_aside = i % 3 == 1;
+    if (outcome.set_aside) outcome.fewest = 1;  // too few visits: would double the length
+    return outcome;
+  });
+}
+
 TEST(ExperimentMachine, IdleExperimentsNeitherGrowTheLengthNorBreakPairs) {
   // Bug: between two loads a server's experiments saw no visit, and each doubled the next length
   // (100 ms to 800 ms over a 1.5-s pause), so the next load began with one long experiment at one
   // speedup. The readers leave such experiments out; the machine now learns nothing from them.
-  EXPECT_TRUE(idle_experiment(0, 2000000, 125000000));     // a server's tail: 2 ms of CPU in 125 ms
-  EXPECT_FALSE(idle_experiment(0, 50000000, 100000000));   // busy without progress (a set phase)
-  EXPECT_FALSE(idle_experiment(3, 1000000, 100000000));    // slow progress is progress
+  EXPECT_TRUE(format::idle_experiment(0, 2000000, 125000000));    // a server's tail: 2 ms of CPU in 125 ms
+  EXPECT_FALSE(format::idle_experiment(0, 50000000, 100000000));  // busy without progress (a set phase)
+  EXPECT_FALSE(format::idle_experiment(3, 1000000, 100000000));   // slow progress is progress
   ExperimentMachine machine(settings(false, 35), 7);
   machine.begin(0);
   uint64_t now = 0;
   start_next(machine, now);
   machine.finish(now, Outcome{20});  // progress seen at the usual length
-  const uint64_t length = machine.length_ns();
-  std::vector<double> kept;
-  for (int i = 0; i < 30; ++i) {
-    double speedup = start_next(machine, now).speedup;
+  expect_skipped_ones_teach_nothing(machine, now, 30, [](int i) {
     Outcome outcome{20};
     outcome.idle = i >= 10 && i < 20;  // the pause between two loads
     if (outcome.idle) outcome.fewest = 0, outcome.visits = 0;
-    machine.finish(now, outcome);
-    if (!outcome.idle) kept.push_back(speedup);
-  }
-  EXPECT_EQ(machine.length_ns(), length);
-  int baselines = static_cast<int>(std::count(kept.begin(), kept.end(), 0.0));
-  int sped = static_cast<int>(kept.size()) - baselines;
-  EXPECT_LE(std::abs(baselines - sped), 2) << baselines << " baselines, " << sped << " sped";
+    return outcome;
+  });
 }
 
 TEST(SampleCoverage, AnExperimentWhoseSamplesFallFarShortOfItsCpuTimeLostThem) {
