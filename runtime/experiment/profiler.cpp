@@ -751,6 +751,7 @@ void Profiler::reload_function_counters() {
   // set's number; ENCODING as in WHATIF_COUNTER_EVENTS) and `cycle N` lines.
   std::string path = os::counters_reload_path(getpid());
   std::string text = os::read_text(path.c_str(), 1 << 20);
+  os::remove_file(path.c_str());  // consumed: one reload per `whatif ctl`, nothing left in /tmp
   std::vector<std::string> names;
   std::vector<fncounters::EventSpec> events;
   uint32_t cycle = context_.config->counter_cycle;

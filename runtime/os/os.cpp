@@ -246,6 +246,8 @@ int reload_signal() { return SIGRTMIN + 5; }
 
 std::string counters_reload_path(int pid) { return "/tmp/whatif-counters-reload." + std::to_string(pid); }
 
+bool remove_file(const char* path) { return whatif::os::invoke_syscall(SYS_unlink, path) == 0; }
+
 void raise_fd_limit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {

@@ -81,6 +81,8 @@ int sample_signal();
 int reload_signal();
 /// Where `whatif ctl PID reload` leaves the new function list for process `pid` (one name a line).
 std::string counters_reload_path(int pid);
+/// Removes a file (raw unlink); false when it could not be removed. Not for signal context.
+bool remove_file(const char* path);
 /// Raises RLIMIT_NOFILE's soft limit to the hard limit (each thread holds perf descriptors).
 void raise_fd_limit();
 /// RLIMIT_NOFILE's soft limit (1024 when it cannot be read).

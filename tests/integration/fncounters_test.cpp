@@ -146,6 +146,8 @@ void run_with_reload(const std::string& dir, const std::string& build, const std
   Exit c = ctl.wait();
   ASSERT_EQ(c.status, 0) << c;
   EXPECT_TRUE(eventually([&] { return read_file(out).find(swapped) != std::string::npos; })) << read_file(out);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/whatif-counters-reload." + pid))
+      << "the runtime consumes the list `whatif ctl` left for it";
   std::ofstream(dir + "/go") << "go\n";
   Exit e = child.wait();
   ASSERT_EQ(e.status, 0) << e;
