@@ -26,8 +26,9 @@ class ChildForwarder {
                  bool scale_by_waits);
   /// Starts the thread (with all signals blocked). Returns 0 or an errno.
   int start();
-  /// The exiting (or exec'ing) thread: stops the thread, forwards the last samples and visits,
-  /// and marks the slot exited. The calling thread must have its sample signal blocked.
+  /// The exiting (or exec'ing) thread: takes the draining over from the thread (which it neither
+  /// wakes nor joins: it returns on its own, or ends with the process), forwards the last samples
+  /// and visits, and marks the slot exited. The calling thread must have its sample signal blocked.
   void stop_and_flush();
 
  private:
@@ -50,6 +51,8 @@ class ChildForwarder {
   pthread_t thread_{};
   bool thread_started_ = false;
   std::atomic<uint32_t> stop_requested_{0};  // 1 once stop_and_flush asks; its tick sleeps on it
+  static constexpr uint32_t kIdle = 0, kTicking = 1, kFlushing = 2;
+  std::atomic<uint32_t> owner_{kIdle};  // who drains: the forwarder's tick, or for good the exit flush
   std::vector<uint64_t> forwarded_;  // per counter-registry slot: visits counted already
   std::vector<threads::ThreadState*> snapshot_;
   std::vector<threads::ThreadState*> retired_;
