@@ -41,6 +41,9 @@ ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot&
 }
 
 int ChildForwarder::start() {
+  // The switch rule's first window closes 20 ms from now, as a new thread's does in the root: its
+  // baseline is the forked thread's zero counts (after_fork_in_child), not a /proc read at once.
+  last_switch_ns_ = os::monotonic_ns();
   int result = real::create_runtime_thread(&thread_, &ChildForwarder::thread_main, this);
   thread_started_ = result == 0;
   return result;

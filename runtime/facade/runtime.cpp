@@ -751,6 +751,7 @@ void after_fork_in_child() {
   // parent thread's, as a new thread's is: delays the parent executed delayed the fork too.
   self->tid = os::gettid();
   threads::forget_switch_readings(*self);  // the parent thread's readings are another task's
+  self->switches_known = true;  // a new task's: no run time and no switch yet, without a /proc read
   self->sampler = sampling::make_sampler(g_state->sampler_kind, g_state->adaptive_sampler);
   // Before start: its first sample may come microseconds later, and a spinning pause in that
   // handler must stop this sampler's events, not call into the one just destroyed (its samples
