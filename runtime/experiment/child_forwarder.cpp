@@ -31,8 +31,8 @@ bool in_selected_line(const os::RawSample& sample, const delays::RangesSnapshot&
 }  // namespace
 
 ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
-                               bool scale_by_waits)
-    : tree_(tree), slot_(slot), threads_(threads), scale_by_waits_(scale_by_waits) {
+                               bool scale_by_waits, uint64_t born_ns)
+    : tree_(tree), slot_(slot), threads_(threads), scale_by_waits_(scale_by_waits), born_ns_(born_ns) {
   const progress::CounterRegistry& registry = progress::counters();
   forwarded_.resize(registry.size());
   for (std::size_t i = 0; i < forwarded_.size(); ++i) {
@@ -67,6 +67,7 @@ void* ChildForwarder::thread_main(void* self) {
 }
 
 void ChildForwarder::stop_and_flush() {
+  const uint64_t begin = os::monotonic_ns();
   if (thread_started_) {
     // The exiting thread takes the draining over without waking or joining the forwarder: a join
     // waited for it to be scheduled (a wake-up, often of an idle CPU), serial in a parent that
@@ -81,6 +82,9 @@ void ChildForwarder::stop_and_flush() {
     thread_started_ = false;
   }
   tick(/*last=*/true);
+  const uint64_t end = os::monotonic_ns();
+  slot_.add_own_ns(end - begin);
+  if (born_ns_ != 0) slot_.set_life_ns(end - born_ns_);
   slot_.mark_exited();
 }
 

@@ -22,8 +22,9 @@ class ChildForwarder {
   /// counts it inherited are the parent's and are not forwarded.
   /// With `scale_by_waits` (spinning pauses, contention on) it also measures each thread's wall time
   /// per CPU time, as the root's profiler does for its threads.
+  /// `born_ns`: the monotonic clock when the child's setup began (0: unknown), for its life's length.
   ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
-                 bool scale_by_waits);
+                 bool scale_by_waits, uint64_t born_ns = 0);
   /// Starts the thread (with all signals blocked). Returns 0 or an errno.
   int start();
   /// The exiting (or exec'ing) thread: takes the draining over from the thread (which it neither
@@ -59,6 +60,7 @@ class ChildForwarder {
   delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
   bool crediting_ = false;
   bool scale_by_waits_ = false;
+  uint64_t born_ns_ = 0;
   threads::ExitDemand exit_demand_;  // the demand of this process's exited threads
   uint64_t ticks_ = 0;
   uint64_t last_switch_ns_ = 0;

@@ -41,6 +41,8 @@ constexpr uint64_t kCoarseTickNs = 3000000;
 constexpr uint64_t kSamplesWriteIntervalNs = 5000000000ull;
 constexpr uint64_t kLivenessCheckNs = 100000000;  // how often to look for children killed before exiting
 constexpr uint64_t kContentionWindowNs = 20000000;  // schedstat window for outside CPU contention
+constexpr uint64_t kChildCostMinChildren = 10;  // fewer forked children: no cost warning
+constexpr double kChildCostWarnShare = 0.1;      // whatif's own share of a child's life that warns
 constexpr double kContentionWarnPermille = 1150;   // average above this: the run says the machine was busy
 
 MachineSettings settings_of(const config::Config& config) {
@@ -111,6 +113,7 @@ void Profiler::run() {
   write_counter_interval(now, true);
   write_samples(now);
   warn_timer_threads();
+  warn_child_costs();
   if (contention_run_ns_ > 0 && contention_weighted_ / contention_run_ns_ > kContentionWarnPermille) {
     double permille = contention_weighted_ / contention_run_ns_;
     warn(fmt::format("other processes kept this program's threads waiting for a CPU: each ms of their CPU time "
@@ -124,6 +127,23 @@ void Profiler::run() {
     context_.delays->delay_size_ns.store(0, std::memory_order_release);
     context_.delays->phase.store(static_cast<int>(delays::Phase::kIdle), std::memory_order_release);
   }
+}
+
+void Profiler::warn_child_costs() {
+  if (context_.tree == nullptr || children_timed_ < kChildCostMinChildren) return;
+  const double life_ms = static_cast<double>(children_life_ns_) / static_cast<double>(children_timed_) / 1e6;
+  const double own_ms = static_cast<double>(children_own_ns_) / static_cast<double>(children_timed_) / 1e6;
+  const uint64_t forks = context_.tree->forks();
+  const double fork_ms = forks > 0 ? static_cast<double>(context_.tree->fork_ns()) / static_cast<double>(forks) / 1e6 : 0;
+  // whatif's own time in a child (its setup after fork and its exit flush; the fork and the exit's
+  // teardown in the kernel cost more again) lengthens it: the children's own work is a smaller
+  // share of the program than without whatif, and predictions for their lines are diluted.
+  if (own_ms < kChildCostWarnShare * life_ms) return;
+  warn(fmt::format("forked children lived {:.2f} ms on average ({} children), of which whatif's own setup and exit "
+                   "took {:.2f} ms, and each fork took {:.2f} ms in its parent: under whatif their work is a smaller "
+                   "share of the program than without it, so predictions for lines in them come out lower than a "
+                   "real speedup gives; children that live much longer than that are profiled faithfully",
+                   life_ms, children_timed_, own_ms, fork_ms));
 }
 
 uint64_t Profiler::next_sleep_ns(uint64_t now) const {
@@ -472,6 +492,11 @@ void Profiler::drain_children(uint64_t now) {
     lost += slot.lost();
     // A child killed before its exit path ran never marks its slot exited.
     if (state == threads::ProcessSlot::kExited || (check_liveness && os::process_exited(slot.pid()))) {
+      if (state == threads::ProcessSlot::kExited && slot.life_ns() > 0) {
+        ++children_timed_;
+        children_life_ns_ += slot.life_ns();
+        children_own_ns_ += std::min(slot.own_ns(), slot.life_ns());
+      }
       children_lost_ += slot.lost();
       lost -= slot.lost();
       slot.release();

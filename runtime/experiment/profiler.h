@@ -150,6 +150,8 @@ class Profiler {
   void update_sampler(threads::ThreadState& thread, uint64_t run_ns);
   /// The end-of-run summary of threads the adaptive sampler moved to the timer.
   void warn_timer_threads();
+  /// At the end: whether whatif's own time in forked children was a large share of their lives.
+  void warn_child_costs();
   void write_warnings();
 
   ProfilerContext context_;
@@ -225,6 +227,10 @@ class Profiler {
   uint64_t last_interval_ns_ = 0;
   uint64_t last_liveness_check_ns_ = 0;
   uint64_t children_lost_ = 0;  // forwarded samples lost to full rings, of freed slots
+  // Children that exited through the runtime: how many, their lives and whatif's own time in them.
+  uint64_t children_timed_ = 0;
+  uint64_t children_life_ns_ = 0;
+  uint64_t children_own_ns_ = 0;
   bool children_lost_warned_ = false;
   bool children_refused_warned_ = false;
   lbr::Aggregator branches_;  // --lbr

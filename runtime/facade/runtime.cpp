@@ -712,7 +712,14 @@ void before_fast_exit(int status) { finish(status); }
 
 void before_exec() { finish(-1); }
 
+uint64_t before_fork() { return os::monotonic_ns(); }
+
+void after_fork_in_parent(uint64_t started) {
+  if (running() && g_state->tree != nullptr) g_state->tree->add_fork(os::monotonic_ns() - started);
+}
+
 void after_fork_in_child() {
+  const uint64_t born = os::monotonic_ns();  // whatif's setup in the child starts here
   if (!running()) return;
   g_lifecycle.store(kForkedChild, std::memory_order_release);  // unprofiled until it joins the tree
   interpose::ReentryGuard guard;
@@ -769,7 +776,7 @@ void after_fork_in_child() {
   self->sched_known = false;
   delays::only_thread_after_fork(self->delays);  // the parent's other threads are not the child's
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(
-      *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses);
+      *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses, born);
   if (g_state->forwarder->start() != 0) {
     g_state->forwarder->stop_and_flush();  // frees the slot; the child runs unprofiled
     g_state->forwarder.reset();
@@ -778,6 +785,7 @@ void after_fork_in_child() {
     set_current_thread(nullptr);
     return;
   }
+  slot->add_own_ns(os::monotonic_ns() - born);
   g_lifecycle.store(kTreeChild, std::memory_order_release);  // pairs with running()'s acquire
 }
 

@@ -98,7 +98,9 @@ void main_returned(int status);    ///< main returned `status`; libc's exit foll
 void before_exit(int status);      ///< exit(): finishes the profile
 void before_fast_exit(int status);  ///< _exit()/_Exit(): finishes the profile without atexit work
 void before_exec();                 ///< the image is replaced: finishes the profile
-void after_fork_in_child();         ///< the child runs unprofiled (documented)
+uint64_t before_fork();              ///< a clock reading for after_fork_in_parent
+void after_fork_in_parent(uint64_t started);  ///< the fork's wall time, for the tree's cost warning
+void after_fork_in_child();         ///< joins the parent's process tree, or runs unprofiled
 void after_dlopen();                ///< refresh the line map on the profiler thread
 
 progress::CozCounter* get_counter(int type, const char* name);

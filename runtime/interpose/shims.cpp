@@ -561,8 +561,10 @@ WHATIF_EXPORT void _Exit(int status) noexcept {
 }
 WHATIF_EXPORT pid_t fork() noexcept {
   real::resolve();
+  uint64_t started = facade::before_fork();
   pid_t child = real::fork();
   if (child == 0) facade::after_fork_in_child();
+  else if (child > 0) facade::after_fork_in_parent(started);
   return child;
 }
 // Waiting for a child process: like a join, reaping a child that exited ends the wait. A child

@@ -52,6 +52,8 @@ std::size_t ProcessSlot::drain(sampling::SampleVisitor visit, void* context) {
 void ProcessSlot::release() {
   pid_.store(0, std::memory_order_relaxed);
   lost_.store(0, std::memory_order_relaxed);
+  own_ns_.store(0, std::memory_order_relaxed);
+  life_ns_.store(0, std::memory_order_relaxed);
   state_.store(kFree, std::memory_order_release);  // pairs with claim's acquire CAS
 }
 

@@ -44,6 +44,12 @@ class ProcessSlot {
   uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
   /// Child, after its last push: the root may free the slot once it drained it.
   void mark_exited() { state_.store(kExited, std::memory_order_release); }  // pairs with state()
+  /// Child: whatif's own wall time in it (its setup after fork, its exit flush), and at its exit,
+  /// its life from fork to exit. Read by the root before it releases the slot.
+  void add_own_ns(uint64_t ns) { own_ns_.fetch_add(ns, std::memory_order_relaxed); }
+  void set_life_ns(uint64_t ns) { life_ns_.store(ns, std::memory_order_relaxed); }
+  uint64_t own_ns() const { return own_ns_.load(std::memory_order_relaxed); }
+  uint64_t life_ns() const { return life_ns_.load(std::memory_order_relaxed); }  ///< 0: not known
   /// Root, after the last drain of an exited (or vanished) child.
   void release();
 
@@ -54,6 +60,8 @@ class ProcessSlot {
   std::atomic<uint64_t> head_{0};  // written by the producer
   std::atomic<uint64_t> tail_{0};  // written by the consumer
   std::atomic<uint64_t> lost_{0};
+  std::atomic<uint64_t> own_ns_{0};
+  std::atomic<uint64_t> life_ns_{0};
   ForwardedSample ring_[kRingSize];
 };
 
@@ -86,6 +94,14 @@ class ProcessTree {
   ProcessSlot* claim(pid_t pid);
   /// How many children found the tree full and ran unprofiled (the root warns).
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  /// A parent in the tree: one fork took `ns` of its wall time (whatif's cost of a fork is the
+  /// larger address space and threads it copies; the root compares it with the children's lives).
+  void add_fork(uint64_t ns) {
+    forks_.fetch_add(1, std::memory_order_relaxed);
+    fork_ns_.fetch_add(ns, std::memory_order_relaxed);
+  }
+  uint64_t forks() const { return forks_.load(std::memory_order_relaxed); }
+  uint64_t fork_ns() const { return fork_ns_.load(std::memory_order_relaxed); }
   /// Whether any child ever tried to join: until then the root's profiler skips the slots.
   bool forked() const { return forked_.load(std::memory_order_acquire); }
   ProcessSlot& slot(std::size_t index) { return slots_[index]; }
@@ -120,6 +136,8 @@ class ProcessTree {
   std::atomic<uint32_t> timer_threads_{0};
   std::atomic<uint64_t> children_run_ns_{0};
   std::atomic<uint64_t> children_wait_ns_{0};
+  std::atomic<uint64_t> forks_{0};
+  std::atomic<uint64_t> fork_ns_{0};
   std::atomic<pid_t> timer_thread_ids_[kTimerIds] = {};  // 0: not (yet) written
   std::atomic_flag counters_lock_ = ATOMIC_FLAG_INIT;  // registration only (forwarder threads)
   std::atomic<uint32_t> counters_used_{0};
