@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -67,50 +68,50 @@ TEST_F(Integration, WorkersSamplesOfTheFixedLineAdvanceTheSharedDelayClock) {
   EXPECT_GT(reaped_at_speedup, 0);
 }
 
-TEST_F(Integration, MoreWorkersThanTheTreeHoldsRunAndAreReported) {
-  std::string out = path("p.jsonl");
-  // 80 workers forked at once, more than the 64 slots: the rest run unprofiled, and the user is told.
-  Exit e = whatif(out, {"--experiment-length", "20"}, {program("forkpool"), "80", "60", "100", "80", "5"});
-  ASSERT_EQ(e.status, 5) << e;
-  Profile p = load_profile(out);
-  check_well_formed(p);
-  bool warned = false;
-  for (const std::string& warning : p.warnings) warned = warned || warning.find("ran unprofiled") != std::string::npos;
-  EXPECT_TRUE(warned) << "no warning that some workers ran unprofiled";
-  EXPECT_NE(e.err.find("ran unprofiled"), std::string::npos) << e;
-  EXPECT_GT(samples_for(p, marker_spec("forkpool.c", "child-work")), 0);
-}
+class Pool : public Integration {
+ protected:
+  /// Runs forkpool with `args` (its status argument 5) under whatif; the profile goes to `p`.
+  Exit run_pool(std::vector<std::string> args, Profile& p) {
+    std::string out = path("p.jsonl");
+    args.insert(args.begin(), program("forkpool"));
+    Exit e = whatif(out, {"--experiment-length", "20"}, args);
+    EXPECT_EQ(e.status, 5) << e;
+    p = load_profile(out);
+    check_well_formed(p);
+    return e;
+  }
+};
 
-/// Whether the run warned, on stderr and in the profile, that forked children were short next to
-/// whatif's own work in them.
-bool warned_of_child_costs(const Exit& e, const Profile& p) {
-  const char* text = "forked children lived";
+/// Whether the run warned with `text`, on stderr and in the profile alike.
+bool warned(const Exit& e, const Profile& p, const std::string& text) {
   bool in_profile = false;
   for (const std::string& warning : p.warnings) in_profile = in_profile || warning.find(text) != std::string::npos;
   EXPECT_EQ(in_profile, e.err.find(text) != std::string::npos) << "stderr and the profile disagree: " << e;
   return in_profile;
 }
 
-TEST_F(Integration, WorkersShorterThanWhatifsWorkInThemAreReported) {
+TEST_F(Pool, MoreWorkersThanTheTreeHoldsRunAndAreReported) {
+  // 80 workers forked at once, more than the 64 slots: the rest run unprofiled, and the user is told.
+  Profile p;
+  Exit e = run_pool({"80", "60", "100", "80", "5"}, p);
+  EXPECT_TRUE(warned(e, p, "ran unprofiled")) << "no warning that some workers ran unprofiled";
+  EXPECT_GT(samples_for(p, marker_spec("forkpool.c", "child-work")), 0);
+}
+
+TEST_F(Pool, WorkersShorterThanWhatifsWorkInThemAreReported) {
   // 40 workers that exit at once: whatif's setup after fork and its exit flush are most of their
   // lives, so a line in them is a smaller share of the program under whatif than without it, and
   // its prediction comes out low (holdout `forkwork`: +12% for a truth of +35%). The user is told.
-  std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "20"}, {program("forkpool"), "40", "0", "100", "2", "5", "_exit"});
-  ASSERT_EQ(e.status, 5) << e;
-  Profile p = load_profile(out);
-  check_well_formed(p);
-  EXPECT_TRUE(warned_of_child_costs(e, p)) << e;
+  Profile p;
+  Exit e = run_pool({"40", "0", "100", "2", "5", "_exit"}, p);
+  EXPECT_TRUE(warned(e, p, "forked children lived")) << e;
 }
 
-TEST_F(Integration, WorkersThatOutliveWhatifsWorkInThemAreNotReported) {
+TEST_F(Pool, WorkersThatOutliveWhatifsWorkInThemAreNotReported) {
   // Workers of 100 ms: whatif's few milliseconds in each are no reason to doubt their lines.
-  std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "20"}, {program("forkpool"), "12", "100", "100", "4", "5"});
-  ASSERT_EQ(e.status, 5) << e;
-  Profile p = load_profile(out);
-  check_well_formed(p);
-  EXPECT_FALSE(warned_of_child_costs(e, p)) << e;
+  Profile p;
+  Exit e = run_pool({"12", "100", "100", "4", "5"}, p);
+  EXPECT_FALSE(warned(e, p, "forked children lived")) << e;
 }
 
 }  // namespace
