@@ -52,16 +52,16 @@ int ChildForwarder::start() {
 void* ChildForwarder::thread_main(void* self) {
   interpose::mark_runtime_thread();
   auto* forwarder = static_cast<ChildForwarder*>(self);
-  while (forwarder->stop_requested_.load(std::memory_order_acquire) == 0) {  // pairs with stop_and_flush
-    uint32_t idle = kIdle;
-    if (!forwarder->owner_.compare_exchange_strong(idle, kTicking, std::memory_order_acq_rel)) break;  // flushed
+  for (;;) {
+    uint32_t idle = kIdle;  // kFlushing once stop_and_flush took the draining over: leave
+    if (!forwarder->owner_.compare_exchange_strong(idle, kTicking, std::memory_order_acq_rel)) break;
     forwarder->tick();
     if (uint64_t now = os::monotonic_ns(); now - forwarder->last_switch_ns_ >= kSwitchWindowNs) {
       forwarder->last_switch_ns_ = now;
       forwarder->switch_samplers();  // not in the exit path's flush: the process is leaving
     }
     forwarder->owner_.store(kIdle, std::memory_order_release);
-    os::sleep_unless_woken(forwarder->stop_requested_, 0, kTickNs);
+    os::sleep_ns(kTickNs);
   }
   return nullptr;
 }
@@ -73,7 +73,6 @@ void ChildForwarder::stop_and_flush() {
     // waited for it to be scheduled (a wake-up, often of an idle CPU), serial in a parent that
     // waits for its children, on every child's exit. The forwarder, asleep or back from a tick,
     // finds the work taken and returns; exit_group ends it first, most often.
-    stop_requested_.store(1, std::memory_order_release);
     uint32_t idle = kIdle;
     while (!owner_.compare_exchange_weak(idle, kFlushing, std::memory_order_acq_rel)) {
       idle = kIdle;  // a tick in progress: tens of microseconds

@@ -51,7 +51,6 @@ class ChildForwarder {
   threads::ThreadRegistry& threads_;
   pthread_t thread_{};
   bool thread_started_ = false;
-  std::atomic<uint32_t> stop_requested_{0};  // 1 once stop_and_flush asks; its tick sleeps on it
   static constexpr uint32_t kIdle = 0, kTicking = 1, kFlushing = 2;
   std::atomic<uint32_t> owner_{kIdle};  // who drains: the forwarder's tick, or for good the exit flush
   std::vector<uint64_t> forwarded_;  // per counter-registry slot: visits counted already

@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -94,20 +93,6 @@ WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns) {
     // The raw syscall, so the program's (and our) nanosleep interposition is bypassed.
     while (whatif::os::invoke_syscall(SYS_nanosleep, &request, &remaining) != 0 && errno == EINTR) request = remaining;
   });
-}
-
-uint64_t sleep_unless_woken(const std::atomic<uint32_t>& word, uint32_t expected, uint64_t ns) {
-  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
-  return with_fine_slack([&word, expected, ns] {
-    timespec timeout = as_timespec(ns);
-    // A relative timeout: an EINTR (signals are blocked on runtime threads) ends the tick early,
-    // which only makes it shorter. The raw syscall: futex is interposed.
-    whatif::os::invoke_syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
-  });
-}
-
-void wake_sleepers(std::atomic<uint32_t>& word) {
-  whatif::os::invoke_syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 namespace {

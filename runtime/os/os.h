@@ -5,7 +5,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,12 +29,6 @@ WHATIF_SIGNAL_SAFE int tgkill(pid_t pid, pid_t tid, int sig);
 /// Sleeps at least `ns` with the raw syscall (not the interposed nanosleep); returns the time
 /// actually slept in ns.
 WHATIF_SIGNAL_SAFE uint64_t sleep_ns(uint64_t ns);
-/// Sleeps as sleep_ns, but ends early once another thread changed `word` from `expected` and
-/// called wake_sleepers on it (a private futex): a runtime thread's tick that its owner can end at
-/// once. Returns the time actually slept in ns.
-uint64_t sleep_unless_woken(const std::atomic<uint32_t>& word, uint32_t expected, uint64_t ns);
-/// Wakes every thread in sleep_unless_woken on `word` (after the caller changed it).
-void wake_sleepers(std::atomic<uint32_t>& word);
 /// Busy-waits at least `ns` of wall time (CLOCK_MONOTONIC through the vDSO, `pause` between
 /// reads): the thread stays runnable and keeps its CPU share. Returns the time actually waited.
 WHATIF_SIGNAL_SAFE uint64_t spin_ns(uint64_t ns);
