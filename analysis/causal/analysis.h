@@ -117,6 +117,11 @@ inline constexpr int kMinEvidenceExperiments = 3;
 /// Too few visits per experiment for a progress point to give a usable rate.
 inline constexpr double kMinVisitsPerExperiment = 5;
 
+/// A point whose median visited experiment saw at least this many visits is busy: an experiment
+/// without a visit beside one with visits marks where its activity started or stopped (an edge),
+/// not chance (Poisson: e^-20).
+inline constexpr double kEdgeMinVisits = 20;
+
 /// Analyses the experiments of all `profiles` together (equal line, speedup and point add up).
 Report analyse(const std::vector<Profile>& profiles, const Options& options);
 

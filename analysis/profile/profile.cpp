@@ -76,13 +76,33 @@ bool idle_experiment(const Experiment& experiment, double unscoped_samples) {
   return visits == 0 && experiment.total_samples == 0 && unscoped_samples == 0;
 }
 
+std::size_t current_process(const Profile& profile) { return profile.headers.empty() ? 0 : profile.headers.size() - 1; }
+
+/// The points an experiment record saw visited, kept or not: Profile::activity.
+void record_activity(const json& record, Profile& profile) {
+  ExperimentActivity activity;
+  activity.process = current_process(profile);
+  if (auto points = record.find("points"); points != record.end() && points->is_array()) {
+    for (const json& point : *points) {
+      if (!point.is_object()) continue;
+      std::string kind = string_or(point, "kind", "throughput");
+      if (kind != "throughput" && kind != "latency") continue;
+      activity.visits.emplace_back(string_or(point, "name"),
+                                   number_or(point, kind == "latency" ? "arrivals" : "delta", 0));
+    }
+  }
+  profile.activity.push_back(std::move(activity));
+}
+
 void read_whatif_experiment(const json& record, Profile& profile) {
+  record_activity(record, profile);
   // The runtime set it aside: its samples fell far short of its CPU time (experiment::SampleCoverage).
   if (auto aside = record.find("set_aside"); aside != record.end() && aside->is_boolean() && aside->get<bool>()) {
     ++profile.set_aside;
     return;
   }
   Experiment experiment;
+  experiment.record = static_cast<long>(profile.activity.size()) - 1;
   experiment.id = static_cast<long>(number_or(record, "id", -1));
   experiment.selected = string_or(record, "selected");
   experiment.speedup = number_or(record, "speedup", 0);
@@ -132,8 +152,6 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   }
   profile.experiments.push_back(std::move(experiment));
 }
-
-std::size_t current_process(const Profile& profile) { return profile.headers.empty() ? 0 : profile.headers.size() - 1; }
 
 /// The entry of `records` for this process and object, replaced by a newer record (counts are
 /// cumulative: the last one wins).

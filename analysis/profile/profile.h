@@ -54,6 +54,15 @@ struct Experiment {
   /// keeps its sign. Whatif only.
   double written_effective_duration_ns = -1;
   std::vector<PointObservation> points;
+  long record = -1;  ///< its index in Profile::activity (whatif only), or -1
+};
+
+/// One experiment record as it came, in file order, kept, set aside or idle alike: its process and
+/// the visits (throughput) or arrivals (latency) of each point seen. Where a point's activity starts
+/// and stops (analysis: edges of activity).
+struct ExperimentActivity {
+  std::size_t process = 0;
+  std::vector<std::pair<std::string, double>> visits;
 };
 
 struct SourceSnippet {
@@ -151,6 +160,7 @@ struct Profile {
   std::vector<Experiment> experiments;
   int set_aside = 0;  ///< whatif only: experiments the runtime set aside (`set_aside`), not in `experiments`
   int idle = 0;       ///< whatif only: experiments through which the program was idle (format::idle_experiment), not in `experiments`
+  std::vector<ExperimentActivity> activity;  ///< whatif only: every experiment record, in file order
   /// The last cumulative per-line sample counts and the real time they were taken (-1 if unknown).
   std::map<std::string, double> sample_counts;
   double samples_elapsed_ns = -1;

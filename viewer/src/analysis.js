@@ -9,6 +9,9 @@ export const MIN_VISITS_PER_EXPERIMENT = 5;
 export const MIN_NOISE_DEGREES = 4;
 export const MIN_EVIDENCE_SPEEDUPS = 2;
 export const MIN_EVIDENCE_EXPERIMENTS = 3;
+// A point whose median visited experiment saw this many visits or more is busy: an experiment without a
+// visit beside one with visits marks where its activity started or stopped (analysis.cpp kEdgeMinVisits).
+export const EDGE_MIN_VISITS = 20;
 
 /** Mulberry32 with 32-bit integer arithmetic, identical to the C++ class. */
 export function mulberry32(seed) {
@@ -123,13 +126,48 @@ function phaseFor(line, options) {
 const byKey = (a, b) => a - b;
 const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
+/**
+ * Edges of a point's activity (docs/report.md, "Edges of activity"): `${record}\0${point}` of each
+ * experiment that saw a busy point visited next to an experiment record of the same process that did
+ * not. Its activity began or ended during it, so its rate mixes two regimes (analysis.cpp's twin).
+ */
+function activityEdges(profile) {
+  const records = profile.activity ?? [];
+  const visitsIn = (r, name) => {
+    for (const [point, visits] of records[r].visits) if (point === name) return visits;
+    return 0;
+  };
+  const active = new Map();  // point -> its visits where visited, in file order
+  for (const record of records) {
+    for (const [point, visits] of record.visits) {
+      if (!(visits > 0)) continue;
+      if (!active.has(point)) active.set(point, []);
+      active.get(point).push(visits);
+    }
+  }
+  const edges = new Set();
+  for (const [name, visits] of active) {
+    if (!(quantile(Float64Array.from(visits).sort(), 0.5) >= EDGE_MIN_VISITS)) continue;
+    for (let r = 0; r < records.length; r++) {
+      if (!(visitsIn(r, name) > 0)) continue;
+      const process = records[r].process;
+      const before = r > 0 && records[r - 1].process === process && !(visitsIn(r - 1, name) > 0);
+      const after = r + 1 < records.length && records[r + 1].process === process && !(visitsIn(r + 1, name) > 0);
+      if (before || after) edges.add(`${r}\u0000${name}`);
+    }
+  }
+  return edges;
+}
+
 /** Groups experiments into units per point, line and speedup (per mille), in experiment order. */
 function collect(profiles, report) {
   const points = new Map();
   const lines = new Map();
+  const edgesLeftOut = new Map();  // point -> experiments left out at its activity's edges
   let invalid = 0;
   profiles.forEach((profile, p) => {
     const lastRunning = new Map();
+    const edges = activityEdges(profile);
     for (const experiment of profile.experiments) {
       // Effective durations add across experiments with equal settings (Coz's viewer does the
       // same): one near or below zero is data, not an error.
@@ -159,6 +197,10 @@ function collect(profiles, report) {
         let duplicate = false;
         for (let q = 0; q < o && !duplicate; q++) duplicate = observations[q].name === observation.name;
         if (duplicate) continue;
+        if (edges.has(`${experiment.record}\u0000${observation.name}`)) {
+          edgesLeftOut.set(observation.name, (edgesLeftOut.get(observation.name) ?? 0) + 1);
+          continue;
+        }
         let data = points.get(observation.name);
         if (!data) {
           data = { kind: observation.kind, byLine: new Map(), baseline: [], units: [], unitCells: [], noise: null,
@@ -197,7 +239,7 @@ function collect(profiles, report) {
       }
     }
   });
-  return { points, lines, invalid };
+  return { points, lines, invalid, edgesLeftOut };
 }
 
 /**
@@ -471,9 +513,14 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
   options = { ...DEFAULT_OPTIONS, ...options };
   const report = { options, fixedSpeedup: commonFixedSpeedup(profiles), experiments: 0, phaseCorrectedLines: 0, points: [],
     lines: [], warnings: [] };
-  const { points, lines, invalid } = collect(profiles, report);
+  const { points, lines, invalid, edgesLeftOut } = collect(profiles, report);
   if (invalid > 0) {
     report.warnings.push(`skipped ${invalid} experiment(s) without a positive duration or selected line`);
+  }
+  for (const name of [...edgesLeftOut.keys()].sort(byName)) {
+    report.warnings.push(`progress point '${name}': left out ${edgesLeftOut.get(name)} experiment(s) at the edges of ` +
+      'its activity, next to one without a visit: its visits began or stopped during them (a load starting or ' +
+      'ending), so their rates mix two regimes');
   }
   const pointNames = [...points.keys()].sort(byName);
   for (const name of pointNames) {

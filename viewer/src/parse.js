@@ -13,6 +13,7 @@ const blank = (line) => /^[ \t\r]*$/.test(line);
 function emptyProfile(name) {
   return {
     name, format: 'whatif', command: [], sampler: '', fixedLine: false, fixedSpeedups: [], experiments: [], setAside: 0, idle: 0,
+    activity: [],  // every experiment record in file order: { process, visits: [[point, visits]] }
     sampleCounts: new Map(),
     samplesElapsed: -1, runtime: -1, warnings: [], notes: [], sources: [], lbr: [], stalls: [],
     counterIntervals: [], functionCounters: new Map(), process: 0, branchFlows: [],
@@ -41,6 +42,15 @@ function checkHeader(header, name, profile) {
 function readWhatifRecord(record, profile) {
   switch (record.type) {
     case 'experiment': {
+      // Every record, kept or not: where a point's activity starts and stops (analysis: edges).
+      const visits = [];
+      for (const point of Array.isArray(record.points) ? record.points : []) {
+        if (!point || typeof point !== 'object') continue;
+        const kind = str(point.kind, 'throughput');
+        if (kind !== 'throughput' && kind !== 'latency') continue;
+        visits.push([str(point.name), num(kind === 'latency' ? point.arrivals : point.delta, 0)]);
+      }
+      profile.activity.push({ process: profile.process, visits });
       // The runtime set it aside: its samples fell far short of its CPU time (SampleCoverage).
       if (record.set_aside === true) {
         profile.setAside += 1;
@@ -61,6 +71,7 @@ function readWhatifRecord(record, profile) {
         lineSamplesTotal: num(record.line_samples_total, -1),
         elapsed: num(record.elapsed_ns, -1),
         points: [],
+        record: profile.activity.length - 1,  // its index in profile.activity
       };
       for (const point of Array.isArray(record.points) ? record.points : []) {
         if (!point || typeof point !== 'object') continue;
