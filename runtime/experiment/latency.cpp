@@ -6,20 +6,35 @@
 
 namespace whatif::experiment {
 
-void InFlightIntegral::reset(uint64_t now) {
+namespace {
+double in_flight_of(const progress::PointReading& reading) {
+  return static_cast<double>(static_cast<int64_t>(reading.visits - reading.departures));
+}
+}  // namespace
+
+void InFlightIntegral::reset(uint64_t now, const std::vector<progress::PointReading>& readings) {
   integral_.clear();
+  last_.clear();
   last_ns_ = now;
+  for (const progress::PointReading& reading : readings)
+    if (reading.latency) last_[reading.name] = in_flight_of(reading);
 }
 
 void InFlightIntegral::integrate(uint64_t now, const std::vector<progress::PointReading>& readings) {
-  double elapsed = static_cast<double>(now - last_ns_);
+  if (now <= last_ns_) return;
+  const double elapsed = static_cast<double>(now - last_ns_);
   last_ns_ = now;
-  if (elapsed <= 0) return;
   for (const progress::PointReading& reading : readings) {
     if (!reading.latency) continue;
-    double in_flight = static_cast<double>(static_cast<int64_t>(reading.visits - reading.departures));
-    integral_[reading.name] += in_flight * elapsed;
+    const double in_flight = in_flight_of(reading);
+    auto [previous, first] = last_.try_emplace(reading.name, in_flight);
+    integral_[reading.name] += (previous->second + in_flight) / 2 * elapsed;
+    previous->second = in_flight;
   }
+}
+
+uint64_t InFlightIntegral::next_gap_ns() {
+  return std::uniform_int_distribution<uint64_t>(kMinGapNs, kMaxGapNs)(random_);
 }
 
 const double* InFlightIntegral::find(const std::string& name) const {

@@ -57,7 +57,8 @@ Profiler::Profiler(ProfilerContext context)
       attributor_(*context_.config),
       breakpoints_(context_.config->breakpoint_points),
       machine_(settings_of(*context_.config),
-               context_.config->seed_given ? context_.config->seed : std::random_device{}()) {
+               context_.config->seed_given ? context_.config->seed : std::random_device{}()),
+      in_flight_(context_.config->seed_given ? context_.config->seed + 1 : std::random_device{}()) {
   sampled_counts_.assign(context_.config->sampled_points.size(), 0);
   usable_cpus_ = os::usable_cpus();
 }
@@ -105,7 +106,7 @@ void Profiler::run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
     uint64_t now = os::monotonic_ns();
     tick(now);
-    os::sleep_ns(next_sleep_ns(now));
+    sleep_between_ticks(now + next_sleep_ns(now));
   }
   uint64_t now = os::monotonic_ns();
   tick(now);  // the last samples
@@ -144,6 +145,21 @@ void Profiler::warn_child_costs() {
                    "share of the program than without it, so predictions for lines in them come out lower than a "
                    "real speedup gives; children that live much longer than that are profiled faithfully",
                    life_ms, children_timed_, own_ms, fork_ms));
+}
+
+void Profiler::sleep_between_ticks(uint64_t until) {
+  uint64_t now = os::monotonic_ns();
+  if (!machine_.in_experiment() || !in_flight_.tracking()) {
+    if (until > now) os::sleep_ns(until - now);
+    return;
+  }
+  // Latency points: read the requests in flight at random moments until the next tick, so that
+  // their time average keeps no step with the program's own period (InFlightIntegral).
+  while (now < until) {
+    os::sleep_ns(std::min(in_flight_.next_gap_ns(), until - now));
+    now = os::monotonic_ns();
+    in_flight_.integrate(now, read_points());
+  }
 }
 
 uint64_t Profiler::next_sleep_ns(uint64_t now) const {
@@ -569,7 +585,7 @@ void Profiler::begin_measuring(uint64_t now) {
   points_at_start_ = read_points();
   breakpoints_at_start_ = breakpoints_.read(snapshot_);
   sampled_at_start_ = sampled_counts_;
-  in_flight_.reset(now);
+  in_flight_.reset(now, points_at_start_);
 }
 
 void Profiler::publish_selected_ranges(int32_t line) {
