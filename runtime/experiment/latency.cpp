@@ -27,7 +27,7 @@ void InFlightIntegral::integrate(uint64_t now, const std::vector<progress::Point
   for (const progress::PointReading& reading : readings) {
     if (!reading.latency) continue;
     const double in_flight = in_flight_of(reading);
-    auto [previous, first] = last_.try_emplace(reading.name, in_flight);
+    auto previous = last_.try_emplace(reading.name, in_flight).first;  // first reading: this one
     integral_[reading.name] += (previous->second + in_flight) / 2 * elapsed;
     previous->second = in_flight;
   }

@@ -106,7 +106,7 @@ void Profiler::run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
     uint64_t now = os::monotonic_ns();
     tick(now);
-    sleep_between_ticks(now + next_sleep_ns(now));
+    sleep_between_ticks(next_sleep_ns(now));
   }
   uint64_t now = os::monotonic_ns();
   tick(now);  // the last samples
@@ -147,14 +147,15 @@ void Profiler::warn_child_costs() {
                    life_ms, children_timed_, own_ms, fork_ms));
 }
 
-void Profiler::sleep_between_ticks(uint64_t until) {
-  uint64_t now = os::monotonic_ns();
+void Profiler::sleep_between_ticks(uint64_t sleep_ns) {
   if (!machine_.in_experiment() || !in_flight_.tracking()) {
-    if (until > now) os::sleep_ns(until - now);
+    os::sleep_ns(sleep_ns);
     return;
   }
   // Latency points: read the requests in flight at random moments until the next tick, so that
   // their time average keeps no step with the program's own period (InFlightIntegral).
+  uint64_t now = os::monotonic_ns();
+  const uint64_t until = now + sleep_ns;
   while (now < until) {
     os::sleep_ns(std::min(in_flight_.next_gap_ns(), until - now));
     now = os::monotonic_ns();

@@ -82,9 +82,9 @@ class Profiler {
   /// The adaptive sampler's thresholds from the mean of the rounds so far.
   void update_switch_thresholds();
   void tick(uint64_t now);
-  /// Sleeps until `until` (monotonic ns); in an experiment with latency points, reads their requests
-  /// in flight at random gaps meanwhile.
-  void sleep_between_ticks(uint64_t until);
+  /// Sleeps `sleep_ns`; in an experiment with latency points, reads their requests in flight at
+  /// random gaps meanwhile.
+  void sleep_between_ticks(uint64_t sleep_ns);
   /// How long the profiler thread sleeps after a tick at `now` (kFineTickNs or up to kCoarseTickNs).
   uint64_t next_sleep_ns(uint64_t now) const;
   void refresh_symbols();
