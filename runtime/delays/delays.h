@@ -121,7 +121,8 @@ struct LocalDelays {
   /// Wall time per unit of this thread's CPU time recently, in permille, counting its run-queue
   /// waits (with sleeping pauses only those other processes caused; delays/contention.h); written
   /// by the profiler thread, or a forked child's forwarder. A sample
-  /// stands for this much of the line's wall time, so a selected sample credits delay × it / 1000.
+  /// stands for this much of the line's wall time, so a selected sample credits delay × it / 1000
+  /// (in an oversubscribed program, by awake_permille once the thread has one).
   std::atomic<uint32_t> contention_permille{1000};
   /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
   /// nothing now, it is credited or pays when it returns. Read by the profiler to end a drain.
@@ -149,6 +150,9 @@ struct LocalDelays {
   /// a CPU than there are CPUs (1000 otherwise): written by measure_burst on the owning thread,
   /// read by whoever credits its samples.
   std::atomic<uint32_t> burst_permille{1000};
+  /// The same reading whoever made the thread wait (other processes too), in any program: what a
+  /// selected sample stands for while the program is oversubscribed (0: no reading yet).
+  std::atomic<uint32_t> awake_permille{0};
   /// Owning thread writes, its handlers read: inside sched_yield now, and when its last sched_yield
   /// returned (0: none yet) and whether that call continued a loop of yields (waiting_in_yield).
   std::atomic<bool> in_yield{false};
@@ -184,8 +188,8 @@ struct RunnableThreads {
 RunnableThreads& runnable_threads();
 
 /// Owning thread, when it has new samples (threads::settle_delays): its wall time per CPU time since
-/// the last reading, less the time it spent blocked, becomes its burst_permille while the program
-/// has more runnable threads than CPUs; 1000 otherwise. Readings closer than kBurstMinCpuNs of CPU
+/// the last reading, less the time it spent blocked, becomes its awake_permille, and its
+/// burst_permille while the program has more runnable threads than CPUs (1000 otherwise). Readings closer than kBurstMinCpuNs of CPU
 /// time are merged into the next.
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local);
 inline constexpr uint64_t kBurstMinCpuNs = 200000;

@@ -161,6 +161,7 @@ void only_thread_after_fork(LocalDelays& local) {
   g_runnable.burst_since_ns.store(0, std::memory_order_relaxed);
   g_runnable.burst_total_ns.store(0, std::memory_order_relaxed);
   local.burst_permille.store(kNoContention, std::memory_order_relaxed);
+  local.awake_permille.store(0, std::memory_order_relaxed);
   start_readings(local, 0);  // the child is a new task, its burst clock just reset
 }
 
@@ -173,11 +174,11 @@ WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
   uint64_t wall_ns = now - local.burst_wall_ns;
   uint64_t blocked_ns = local.blocked_total_ns - local.burst_blocked_ns;
   uint64_t awake_ns = wall_ns > blocked_ns ? wall_ns - blocked_ns : 0;
-  uint64_t permille = kNoContention;
-  if (g_runnable.more_than_cpus() && awake_ns > cpu_ns) {
-    permille = std::min<uint64_t>(awake_ns * kNoContention / cpu_ns, kMaxSpinContention);
-  }
-  local.burst_permille.store(static_cast<uint32_t>(permille), std::memory_order_relaxed);
+  uint64_t awake = kNoContention;
+  if (awake_ns > cpu_ns) awake = std::min<uint64_t>(awake_ns * kNoContention / cpu_ns, kMaxSpinContention);
+  local.awake_permille.store(static_cast<uint32_t>(awake), std::memory_order_relaxed);
+  local.burst_permille.store(static_cast<uint32_t>(g_runnable.more_than_cpus() ? awake : kNoContention),
+                             std::memory_order_relaxed);
   local.burst_wall_ns = now;
   local.burst_cpu_ns = cpu;
   local.burst_blocked_ns = local.blocked_total_ns;
@@ -188,11 +189,17 @@ WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDe
   if (size == 0) return 0;
   // Under outside CPU load the sample's period of CPU time took longer in wall time; a real speedup
   // of the line gives back that wall time (the thread's share of the CPU stays the same). So does a
-  // burst of the program's own threads beyond its CPUs (burst_permille), which the windows of an
-  // oversubscribed program (contention_permille then counts every wait) already cover.
+  // burst of the program's own threads beyond its CPUs (burst_permille). In an oversubscribed
+  // program, what the sample's own period took (awake_permille): the windows' figure
+  // (contention_permille) is the thread's average over its other lines too, and a pool's main
+  // thread, which waited for a CPU while the tasks ran, had its serial line's samples, run alone,
+  // scaled by 1.6 (the Rust book's pool: +30% predicted for +18%). Until the thread has a reading
+  // of its own, the windows' figure.
   uint64_t contention = local.contention_permille.load(std::memory_order_relaxed);
   if (!global.oversubscribed.load(std::memory_order_relaxed)) {
     contention = std::max<uint64_t>(contention, local.burst_permille.load(std::memory_order_relaxed));
+  } else if (uint32_t awake = local.awake_permille.load(std::memory_order_relaxed); awake != 0) {
+    contention = awake;
   }
   if (contention > 1000) size = size * contention / 1000;
   uint64_t mine = local.local_ns.fetch_add(size, std::memory_order_acq_rel) + size;

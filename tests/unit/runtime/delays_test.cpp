@@ -306,6 +306,35 @@ TEST(Delays, AThreadWaitingForACpuInABurstOfTheProgramsThreadsScalesItsSamples) 
   EXPECT_EQ(credit_selected_sample(global, task), kMs / 2 * permille / 1000) << "a sample stands for its wall time";
 }
 
+TEST(Delays, InAnOversubscribedProgramASampleStandsForItsOwnPeriodsWallTime) {
+  // Bug: a pool's main thread waited for a CPU while its tasks ran (the windows: 1.6 wall ms per CPU
+  // ms), then ran its serial line alone; every sample of that line was scaled by 1.6.
+  RunnableCount two_on_two(2, 2);  // the workers blocked now: no burst either
+  GlobalDelays global;
+  global.oversubscribed.store(true);
+  start_experiment(global, kMs / 2);
+  LocalDelays main_thread;
+  main_thread.contention_permille.store(1600);
+  EXPECT_EQ(credit_selected_sample(global, main_thread), kMs / 2 * 1600 / 1000)
+      << "no reading of its own yet: the windows' figure";
+  start_burst(main_thread);
+  os::spin_cpu_ns(400000);
+  measure_burst(main_thread);
+  const uint32_t awake = main_thread.awake_permille.load();
+  EXPECT_LT(awake, 1300u) << "it ran on its CPU the whole time";
+  LocalDelays worker;
+  worker.contention_permille.store(1000);
+  EXPECT_GE(burst_after(worker, 400000, 800000), 1000u);
+  EXPECT_GE(worker.awake_permille.load(), 2500u) << "1.2 ms awake for 0.4 ms of CPU";
+  const uint64_t before = main_thread.local_ns.load();
+  credit_selected_sample(global, main_thread);
+  EXPECT_EQ(main_thread.local_ns.load() - before, kMs / 2 * awake / 1000) << "its own period's wall time";
+  const uint64_t worker_before = worker.local_ns.load();
+  credit_selected_sample(global, worker);
+  EXPECT_EQ(worker.local_ns.load() - worker_before, kMs / 2 * worker.awake_permille.load() / 1000)
+      << "a worker that waited for a CPU in its period: the wall time that took";
+}
+
 TEST(Delays, AThreadInABurstSpinsItsShareOfThePauseThoughTheProgramFitsOnAverage) {
   // The windows say the program fits its CPUs (oversubscribed off); this thread's last period says it
   // waited for a CPU among the program's own threads: it keeps its share, as in an oversubscribed
