@@ -189,8 +189,8 @@ RunnableThreads& runnable_threads();
 
 /// Owning thread, when it has new samples (threads::settle_delays): its wall time per CPU time since
 /// the last reading, less the time it spent blocked, becomes its awake_permille, and its
-/// burst_permille while the program has more runnable threads than CPUs (1000 otherwise). Readings closer than kBurstMinCpuNs of CPU
-/// time are merged into the next.
+/// burst_permille while the program has more runnable threads than CPUs (1000 otherwise). Readings
+/// closer than kBurstMinCpuNs of CPU time are merged into the next.
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local);
 inline constexpr uint64_t kBurstMinCpuNs = 200000;
 /// A registered thread starts its burst readings (normal context, the thread itself).
