@@ -160,8 +160,8 @@ struct LocalDelays {
   std::atomic<bool> yield_loop{false};
 };
 
-/// The program's threads (this process's) that may want a CPU now: registered, and not inside a
-/// call that may block. A fan-out of more tasks than CPUs oversubscribes the program for a few
+/// The program's threads that may want a CPU now: registered, and not inside a call that may
+/// block; every process's of a process tree (the count lives in the tree's shared memory). A fan-out of more tasks than CPUs oversubscribes the program for a few
 /// milliseconds, which the profiler's 20-ms windows average away (std::async tasks of 1.3 ms,
 /// three on two CPUs, each running at 2/3 speed: their samples stood for 1 ms of the line where
 /// the line took 1.5 ms of the program's time).
@@ -184,8 +184,26 @@ struct RunnableThreads {
   WHATIF_SIGNAL_SAFE void note_change();
   WHATIF_SIGNAL_SAFE uint64_t burst_clock_ns() const;
 };
-/// This process's count (a forked child starts its own: only_thread_after_fork).
+/// The program's count: this process's, or once shared (share_runnable_threads) the tree's.
 RunnableThreads& runnable_threads();
+
+/// What one process of a tree added to the tree's RunnableThreads, so that its threads leave the
+/// count with it: its own exit (leave_runnable_threads), or the root's cleanup when it vanished.
+struct RunnableTally {
+  std::atomic<int32_t> live{0};
+  std::atomic<int32_t> blocked{0};
+};
+/// The root at start-up, before any fork: the program's count moves to `shared` (the process
+/// tree's memory), with this process's threads counted so far and the settings. A forked child's
+/// runnable threads then count beside its parent's: a parent that forks two workers on two CPUs
+/// and computes meanwhile is a burst of three, as the same program with threads is, and each
+/// process's waits for a CPU in it absorb its debt (absorb_cpu_wait). Counted per process, a
+/// fork-per-task parent's line was predicted at 0% for 21%.
+void share_runnable_threads(RunnableThreads& shared);
+/// The root's profiler: a child that vanished without leaving (killed) takes its threads out.
+void forget_runnable_threads(RunnableTally& tally);
+/// A forked child of the tree, on its exit or exec path: its threads leave the count.
+void leave_runnable_threads();
 
 /// Owning thread, when it has new samples (threads::settle_delays): its wall time per CPU time since
 /// the last reading, less the time it spent blocked, becomes its awake_permille, and its
@@ -212,8 +230,19 @@ void thread_started(LocalDelays& local, const ThreadCreation* creation = nullptr
 /// The calling thread leaves RunnableThreads, out of the blocked count too if it left from a
 /// blocking call (its exit, normal context).
 void thread_exited(const LocalDelays& local);
-/// In a forked child: the calling thread is the process's only one, and its readings start anew.
-void only_thread_after_fork(LocalDelays& local);
+/// The forking thread of a process tree, before fork(): the child's thread counts live in the tree
+/// from now, as a thread does from its creation. A child runs after its parent has gone on (its
+/// wait for a CPU before it first runs is the burst's); counted only once it ran, the second of a
+/// parent's two children came too late, the burst never began and no child's wait absorbed its debt.
+ThreadCreation child_forking();
+/// The forking thread, when fork() failed: uncounts the child.
+void child_not_forked(const ThreadCreation& creation);
+/// In a forked child of the tree: the calling thread is the process's only one, and its readings
+/// start anew. It counts in the tree's shared count (already, if `creation` counted it), and the
+/// process tallies in `tally` (its slot's) what it adds there.
+void only_thread_after_fork(LocalDelays& local, RunnableTally& tally, const ThreadCreation& creation);
+/// In a forked child that runs unprofiled: it leaves the tree's count and counts on its own.
+void unprofiled_after_fork(const ThreadCreation& creation);
 
 /// Owning thread, before it pays what it owes (threads::settle_delays, after_blocking) and before a
 /// thread it creates inherits its clock: the part of its debt it already spent waiting for a CPU

@@ -41,10 +41,47 @@ WHATIF_SIGNAL_SAFE bool snapshot_selected_ranges(const GlobalDelays& global, Ran
 }
 
 namespace {
-RunnableThreads g_runnable;
+RunnableThreads g_own_runnable;
+RunnableTally g_own_tally;
+// Set before the process has other threads (start-up, the forked child) and read from then on.
+RunnableThreads* g_runnable = &g_own_runnable;
+RunnableTally* g_tally = &g_own_tally;
+
+/// Any thread, signal context too: a change of this process's counts, in the program's count and
+/// in the process's tally of it.
+WHATIF_SIGNAL_SAFE void add_live(int32_t delta) {
+  g_tally->live.fetch_add(delta, std::memory_order_relaxed);
+  g_runnable->add_live(delta);
+}
+WHATIF_SIGNAL_SAFE void add_blocked(int32_t delta) {
+  g_tally->blocked.fetch_add(delta, std::memory_order_relaxed);
+  g_runnable->add_blocked(delta);
+}
+/// Takes a tally's counts out of the program's count, once.
+void take_out(RunnableTally& tally) {
+  int32_t live = tally.live.exchange(0, std::memory_order_relaxed);
+  int32_t blocked = tally.blocked.exchange(0, std::memory_order_relaxed);
+  if (blocked != 0) g_runnable->add_blocked(-blocked);
+  if (live != 0) g_runnable->add_live(-live);
+}
 }  // namespace
 
-RunnableThreads& runnable_threads() { return g_runnable; }
+RunnableThreads& runnable_threads() { return *g_runnable; }
+
+void share_runnable_threads(RunnableThreads& shared) {
+  shared.cpus = g_own_runnable.cpus;
+  shared.enabled = g_own_runnable.enabled;
+  shared.live.store(g_own_runnable.live.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  shared.blocked.store(g_own_runnable.blocked.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  g_runnable = &shared;
+  g_runnable->note_change();
+}
+
+void forget_runnable_threads(RunnableTally& tally) { take_out(tally); }
+
+void leave_runnable_threads() {
+  if (g_tally != &g_own_tally) take_out(*g_tally);
+}
 
 WHATIF_SIGNAL_SAFE void RunnableThreads::note_change() {
   if (!enabled) return;
@@ -91,12 +128,12 @@ WHATIF_SIGNAL_SAFE uint64_t forgive_before_epoch(const GlobalDelays& global, Loc
 }  // namespace
 
 WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDelays& local) {
-  if (!g_runnable.enabled || global.oversubscribed.load(std::memory_order_relaxed)) return 0;
+  if (!g_runnable->enabled || global.oversubscribed.load(std::memory_order_relaxed)) return 0;
   if (static_cast<Phase>(global.phase.load(std::memory_order_acquire)) == Phase::kIdle) return 0;
   uint64_t target = global.global_ns.load(std::memory_order_acquire);
   uint64_t mine = forgive_before_epoch(global, local);
   if (mine >= target) return 0;  // nothing owed: the reading stays (no system call on this path)
-  uint64_t burst = g_runnable.burst_clock_ns();
+  uint64_t burst = g_runnable->burst_clock_ns();
   if (burst <= local.burst_seen_ns) return 0;  // no burst since: its waits were other processes'
   uint64_t wait = 0;
   if (!os::own_run_queue_wait_ns(wait)) return 0;
@@ -113,7 +150,7 @@ WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDel
 
 WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local) {
   if (!local.blocked.load(std::memory_order_relaxed)) {
-    g_runnable.add_blocked(1);
+    add_blocked(1);
     local.blocked_since_ns = os::monotonic_ns();
   }
   local.blocked.store(true, std::memory_order_release);  // pairs with the profiler's acquire
@@ -136,37 +173,56 @@ void start_readings(LocalDelays& local, uint64_t burst_seen_ns) {
 }  // namespace
 
 ThreadCreation thread_created() {
-  g_runnable.add_live(1);
-  return {true, g_runnable.burst_clock_ns()};
+  add_live(1);
+  return {true, g_runnable->burst_clock_ns()};
 }
 
 void thread_not_started(const ThreadCreation& creation) {
-  if (creation.counted) g_runnable.add_live(-1);
+  if (creation.counted) add_live(-1);
 }
 
 void thread_started(LocalDelays& local, const ThreadCreation* creation) {
   bool counted = creation != nullptr && creation->counted;
-  if (!counted) g_runnable.add_live(1);
-  start_readings(local, counted ? creation->burst_clock_ns : g_runnable.burst_clock_ns());
+  if (!counted) add_live(1);
+  start_readings(local, counted ? creation->burst_clock_ns : g_runnable->burst_clock_ns());
 }
 
 void thread_exited(const LocalDelays& local) {
-  if (local.blocked.load(std::memory_order_relaxed)) g_runnable.blocked.fetch_sub(1, std::memory_order_relaxed);
-  g_runnable.add_live(-1);
+  if (local.blocked.load(std::memory_order_relaxed)) {
+    g_tally->blocked.fetch_sub(1, std::memory_order_relaxed);
+    g_runnable->blocked.fetch_sub(1, std::memory_order_relaxed);
+  }
+  add_live(-1);
 }
 
-void only_thread_after_fork(LocalDelays& local) {
-  g_runnable.live.store(1, std::memory_order_relaxed);
-  g_runnable.blocked.store(0, std::memory_order_relaxed);
-  g_runnable.burst_since_ns.store(0, std::memory_order_relaxed);
-  g_runnable.burst_total_ns.store(0, std::memory_order_relaxed);
+ThreadCreation child_forking() {
+  g_runnable->add_live(1);  // not in this process's tally: the child's own takes it over
+  return {true, g_runnable->burst_clock_ns()};
+}
+
+void child_not_forked(const ThreadCreation& creation) {
+  if (creation.counted) g_runnable->add_live(-1);
+}
+
+void unprofiled_after_fork(const ThreadCreation& creation) {
+  child_not_forked(creation);
+  g_runnable = &g_own_runnable;
+  g_tally = &g_own_tally;
+}
+
+void only_thread_after_fork(LocalDelays& local, RunnableTally& tally, const ThreadCreation& creation) {
   local.burst_permille.store(kNoContention, std::memory_order_relaxed);
   local.awake_permille.store(0, std::memory_order_relaxed);
-  start_readings(local, 0);  // the child is a new task, its burst clock just reset
+  // The parent's threads still run and count; this one is new beside them.
+  g_tally = &tally;
+  g_tally->live.store(creation.counted ? 1 : 0, std::memory_order_relaxed);
+  g_tally->blocked.store(0, std::memory_order_relaxed);
+  if (!creation.counted) add_live(1);
+  start_readings(local, creation.counted ? creation.burst_clock_ns : g_runnable->burst_clock_ns());
 }
 
 WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
-  if (!g_runnable.enabled || local.burst_wall_ns == 0) return;
+  if (!g_runnable->enabled || local.burst_wall_ns == 0) return;
   uint64_t cpu = os::thread_cpu_ns();
   if (cpu < local.burst_cpu_ns + kBurstMinCpuNs) return;
   uint64_t now = os::monotonic_ns();
@@ -177,7 +233,7 @@ WHATIF_SIGNAL_SAFE void measure_burst(LocalDelays& local) {
   uint64_t awake = kNoContention;
   if (awake_ns > cpu_ns) awake = std::min<uint64_t>(awake_ns * kNoContention / cpu_ns, kMaxSpinContention);
   local.awake_permille.store(static_cast<uint32_t>(awake), std::memory_order_relaxed);
-  local.burst_permille.store(static_cast<uint32_t>(g_runnable.more_than_cpus() ? awake : kNoContention),
+  local.burst_permille.store(static_cast<uint32_t>(g_runnable->more_than_cpus() ? awake : kNoContention),
                              std::memory_order_relaxed);
   local.burst_wall_ns = now;
   local.burst_cpu_ns = cpu;
@@ -326,7 +382,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {
   if (local.blocked.load(std::memory_order_relaxed)) {
-    g_runnable.add_blocked(-1);
+    add_blocked(-1);
     local.blocked_total_ns += os::monotonic_ns() - local.blocked_since_ns;
   }
   local.blocked.store(false, std::memory_order_release);

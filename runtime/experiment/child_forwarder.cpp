@@ -31,8 +31,13 @@ bool in_selected_line(const os::RawSample& sample, const delays::RangesSnapshot&
 }  // namespace
 
 ChildForwarder::ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
-                               bool scale_by_waits, uint64_t born_ns)
-    : tree_(tree), slot_(slot), threads_(threads), scale_by_waits_(scale_by_waits), born_ns_(born_ns) {
+                               bool count_demand, bool scale_by_waits, uint64_t born_ns)
+    : tree_(tree),
+      slot_(slot),
+      threads_(threads),
+      count_demand_(count_demand || scale_by_waits),
+      scale_by_waits_(scale_by_waits),
+      born_ns_(born_ns) {
   const progress::CounterRegistry& registry = progress::counters();
   forwarded_.resize(registry.size());
   for (std::size_t i = 0; i < forwarded_.size(); ++i) {
@@ -92,10 +97,10 @@ void ChildForwarder::tick(bool last) {
   threads_.snapshot(snapshot_);
   for (threads::ThreadState* thread : snapshot_) drain_thread(thread);
   // The last tick reads too: the process's final milliseconds count in the tree's demand.
-  if (scale_by_waits_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_threads();
+  if (count_demand_ && (++ticks_ % kSchedstatTicks == 0 || last)) read_threads();
   threads_.take_retired(retired_);
   for (threads::ThreadState* thread : retired_) {
-    if (scale_by_waits_) add_demand(exit_demand_.account(*thread));
+    if (count_demand_) add_demand(exit_demand_.account(*thread));
     drain_thread(thread);
     threads::close_task_files(*thread);
     delete thread;
@@ -115,6 +120,7 @@ void ChildForwarder::read_threads() {
     delays::SchedWindow since;
     threads::advance_schedstat(*thread, run, wait, since);
     add_demand(since);
+    if (!scale_by_waits_) continue;  // sleeping pauses: the root scales by outside load alone
     uint32_t wall_per_cpu = thread->wall_per_cpu.update(run, wait);  // 0 while its window is open
     uint32_t contention = oversubscribed ? wall_per_cpu : delays::kNoContention;
     if (contention != 0) thread->delays.contention_permille.store(contention, std::memory_order_relaxed);

@@ -20,11 +20,12 @@ class ChildForwarder {
  public:
   /// The forked child, right after fork: `slot` is the one it claimed in `tree`. The progress
   /// counts it inherited are the parent's and are not forwarded.
-  /// With `scale_by_waits` (spinning pauses, contention on) it also measures each thread's wall time
-  /// per CPU time, as the root's profiler does for its threads.
+  /// With `count_demand` (contention on) it adds its threads' run and wait to the tree's, which the
+  /// root counts as the program's own; with `scale_by_waits` (spinning pauses too) it also measures
+  /// each thread's wall time per CPU time, as the root's profiler does for its threads.
   /// `born_ns`: the monotonic clock when the child's setup began (0: unknown), for its life's length.
   ChildForwarder(threads::ProcessTree& tree, threads::ProcessSlot& slot, threads::ThreadRegistry& threads,
-                 bool scale_by_waits, uint64_t born_ns = 0);
+                 bool count_demand, bool scale_by_waits, uint64_t born_ns = 0);
   /// Starts the thread (with all signals blocked). Returns 0 or an errno.
   int start();
   /// The exiting (or exec'ing) thread: takes the draining over from the thread (which it neither
@@ -58,6 +59,7 @@ class ChildForwarder {
   std::vector<threads::ThreadState*> retired_;
   delays::RangesSnapshot ranges_;  // this tick's selected line, when an experiment runs
   bool crediting_ = false;
+  bool count_demand_ = false;
   bool scale_by_waits_ = false;
   uint64_t born_ns_ = 0;
   threads::ExitDemand exit_demand_;  // the demand of this process's exited threads

@@ -287,6 +287,7 @@ void start() {
   delays::runnable_threads().enabled = state.config.contention && state.config.spin_pauses;
   state.tree = threads::ProcessTree::create();
   if (state.tree != nullptr) {
+    delays::share_runnable_threads(state.tree->runnable());
     state.delays = &state.tree->delays();
     state.delays->spin_pauses.store(state.config.spin_pauses, std::memory_order_relaxed);
   } else {
@@ -397,6 +398,7 @@ void leave_tree() {
   SampleSignalBlocked blocked;  // the flush drains this thread's ring too
   g_state->forwarder->stop_and_flush();
   if (ThreadState* thread = current_thread()) settle_delays(*g_state->delays, *thread);
+  delays::leave_runnable_threads();  // after its last pause: it was runnable until then
 }
 
 /// Stops the profiler and writes the final records (the root), or leaves the tree (a child),
@@ -712,10 +714,18 @@ void before_fast_exit(int status) { finish(status); }
 
 void before_exec() { finish(-1); }
 
-uint64_t before_fork() { return os::monotonic_ns(); }
+uint64_t before_fork() {
+  if (running() && g_state->tree != nullptr) {
+    if (ThreadState* self = current_thread()) self->forking = delays::child_forking();
+  }
+  return os::monotonic_ns();
+}
 
-void after_fork_in_parent(uint64_t started) {
-  if (running() && g_state->tree != nullptr) g_state->tree->add_fork(os::monotonic_ns() - started);
+void after_fork_in_parent(uint64_t started, bool forked) {
+  ThreadState* self = running() ? current_thread() : nullptr;
+  if (self != nullptr && !forked) delays::child_not_forked(self->forking);
+  if (self != nullptr) self->forking = delays::ThreadCreation{};
+  if (forked && running() && g_state->tree != nullptr) g_state->tree->add_fork(os::monotonic_ns() - started);
 }
 
 void after_fork_in_child() {
@@ -750,6 +760,7 @@ void after_fork_in_child() {
       warn_once("more than {} processes of this program run at once: process {} runs unprofiled",
                 threads::ProcessTree::kMaxProcesses, getpid());
     }
+    if (self != nullptr) delays::unprofiled_after_fork(self->forking);
     g_state->threads.keep_only(nullptr);
     set_current_thread(nullptr);
     return;
@@ -774,11 +785,15 @@ void after_fork_in_child() {
                                          std::memory_order_relaxed);
   self->wall_per_cpu = delays::WallPerCpu{};
   self->sched_known = false;
-  delays::only_thread_after_fork(self->delays);  // the parent's other threads are not the child's
+  // The parent's other threads are not the child's; its one thread runs beside the parent's.
+  delays::only_thread_after_fork(self->delays, slot->runnable_tally(), self->forking);
+  self->forking = delays::ThreadCreation{};
   g_state->forwarder = std::make_unique<experiment::ChildForwarder>(
-      *g_state->tree, *slot, g_state->threads, g_state->config.contention && g_state->config.spin_pauses, born);
+      *g_state->tree, *slot, g_state->threads, g_state->config.contention,
+      g_state->config.contention && g_state->config.spin_pauses, born);
   if (g_state->forwarder->start() != 0) {
     g_state->forwarder->stop_and_flush();  // frees the slot; the child runs unprofiled
+    delays::leave_runnable_threads();
     g_state->forwarder.reset();
     g_state->threads.keep_only(nullptr);
     if (self->sampler) self->sampler->stop();

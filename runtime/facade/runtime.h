@@ -99,7 +99,8 @@ void before_exit(int status);      ///< exit(): finishes the profile
 void before_fast_exit(int status);  ///< _exit()/_Exit(): finishes the profile without atexit work
 void before_exec();                 ///< the image is replaced: finishes the profile
 uint64_t before_fork();              ///< a clock reading for after_fork_in_parent
-void after_fork_in_parent(uint64_t started);  ///< the fork's wall time, for the tree's cost warning
+/// The fork's wall time, for the tree's cost warning; `forked`: whether a child was created.
+void after_fork_in_parent(uint64_t started, bool forked);
 void after_fork_in_child();         ///< joins the parent's process tree, or runs unprofiled
 void after_dlopen();                ///< refresh the line map on the profiler thread
 

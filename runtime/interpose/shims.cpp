@@ -564,7 +564,7 @@ WHATIF_EXPORT pid_t fork() noexcept {
   uint64_t started = facade::before_fork();
   pid_t child = real::fork();
   if (child == 0) facade::after_fork_in_child();
-  else if (child > 0) facade::after_fork_in_parent(started);
+  else facade::after_fork_in_parent(started, child > 0);
   return child;
 }
 // Waiting for a child process: like a join, reaping a child that exited ends the wait. A child

@@ -50,6 +50,8 @@ class ProcessSlot {
   void set_life_ns(uint64_t ns) { life_ns_.store(ns, std::memory_order_relaxed); }
   uint64_t own_ns() const { return own_ns_.load(std::memory_order_relaxed); }
   uint64_t life_ns() const { return life_ns_.load(std::memory_order_relaxed); }  ///< 0: not known
+  /// What the child's threads add to the tree's runnable count (delays::only_thread_after_fork).
+  delays::RunnableTally& runnable_tally() { return runnable_tally_; }
   /// Root, after the last drain of an exited (or vanished) child.
   void release();
 
@@ -62,6 +64,7 @@ class ProcessSlot {
   std::atomic<uint64_t> lost_{0};
   std::atomic<uint64_t> own_ns_{0};
   std::atomic<uint64_t> life_ns_{0};
+  delays::RunnableTally runnable_tally_;
   ForwardedSample ring_[kRingSize];
 };
 
@@ -84,6 +87,8 @@ class ProcessTree {
 
   /// The one delay clock of every process in the tree.
   delays::GlobalDelays& delays() { return delays_; }
+  /// The runnable threads of every process in the tree (delays::share_runnable_threads).
+  delays::RunnableThreads& runnable() { return runnable_; }
   /// Whether the root still profiles: false once it finished, so children no longer join.
   bool open() const { return open_.load(std::memory_order_acquire); }
   /// Root, when its profiler stops.
@@ -130,6 +135,7 @@ class ProcessTree {
  private:
   ProcessTree() = default;
   delays::GlobalDelays delays_;
+  delays::RunnableThreads runnable_;
   std::atomic<bool> open_{true};
   std::atomic<uint64_t> refused_{0};
   std::atomic<bool> forked_{false};

@@ -23,6 +23,7 @@ struct ThreadState {
 
   pid_t tid = 0;
   delays::LocalDelays delays;
+  delays::ThreadCreation forking;  ///< while it forks: its child's thread, counted live (delays::child_forking)
   std::unique_ptr<sampling::ThreadSampler> sampler;
   std::unique_ptr<lbr::ThreadTracer> tracer;  ///< --lbr only; its handlers run on this thread
   std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after

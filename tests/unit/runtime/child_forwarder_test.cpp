@@ -43,7 +43,7 @@ TEST(ChildForwarder, TheFlushCountsThreadsNeverReadAndThoseThatExited) {
   registry.add(live);
   registry.add(exited);
 
-  ChildForwarder forwarder(*tree, *slot, registry, /*scale_by_waits=*/true);
+  ChildForwarder forwarder(*tree, *slot, registry, /*count_demand=*/true, /*scale_by_waits=*/true);
   forwarder.stop_and_flush();  // frees `exited`
   EXPECT_GE(tree->children_run_ns(), 20000000u + 7000000u)
       << "the exiting child's threads are missing from the tree's demand for CPUs";
@@ -75,7 +75,7 @@ TEST(ChildForwarder, TheExitFlushTakesOverFromARunningForwarderWithoutLosingVisi
     threads::ProcessSlot* slot = tree->claim(getpid());
     ASSERT_NE(slot, nullptr);
     registries.push_back(std::make_unique<threads::ThreadRegistry>());
-    forwarders.push_back(std::make_unique<ChildForwarder>(*tree, *slot, *registries.back(), /*scale_by_waits=*/false));
+    forwarders.push_back(std::make_unique<ChildForwarder>(*tree, *slot, *registries.back(), /*count_demand=*/false, /*scale_by_waits=*/false));
     ChildForwarder& forwarder = *forwarders.back();
     ASSERT_EQ(forwarder.start(), 0);
     __atomic_add_fetch(&counter->count, 3, __ATOMIC_RELAXED);
