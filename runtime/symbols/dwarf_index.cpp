@@ -62,7 +62,9 @@ struct Unit {
   Dwarf_Off header_offset = 0;
   uint16_t version = 0;
   std::string_view name;
-  bool parsed = false;
+  bool files_read = false;     // files (the line table's header)
+  bool lines_parsed = false;   // files and rows
+  bool scopes_parsed = false;  // functions and inline call sites (their call files index `files`)
   bool failed = false;
   uint64_t base = 0;  // DW_AT_low_pc: base of DWARF 2-4 range lists
   uint32_t file_base = 1;  // line-table file numbers start at 0 in DWARF 5, 1 before
@@ -477,20 +479,29 @@ struct DwarfIndex::Impl {
 
   // ---- per-unit parsing ----------------------------------------------------------------------
 
-  void parse_unit(Unit& unit) {
-    if (unit.parsed) return;
-    unit.parsed = true;
+  /// The unit's files and line rows, and with `scopes` its functions and inline call sites. A
+  /// line's address ranges need only the rows: walking every unit's DIEs for them (the standard
+  /// library's units in a Rust binary) held a Rust program's first experiment back 0.6-0.8 s.
+  void parse_unit(Unit& unit, bool scopes = true) {
+    if (unit.lines_parsed && (unit.scopes_parsed || !scopes)) return;
     Dwarf_Error error = nullptr;
     Dwarf_Die die = nullptr;
     int res = dwarf_offdie_b(dbg, unit.die_offset, true, &die, &error);
     if (res != DW_DLV_OK) {
       unit.failed = true;
+      unit.lines_parsed = unit.scopes_parsed = true;
       warn(fmt::format("malformed {} in {} skipped: {}", unit_label(unit), debug_file,
                        res == DW_DLV_ERROR ? take_error(error) : "no unit DIE"));
       return;
     }
-    parse_lines(unit, die);
-    if (!unit.failed) parse_scopes(unit, die);
+    if (!unit.lines_parsed) {
+      unit.lines_parsed = true;
+      parse_lines(unit, die);
+    }
+    if (scopes && !unit.scopes_parsed) {
+      unit.scopes_parsed = true;
+      if (!unit.failed) parse_scopes(unit, die);
+    }
     dwarf_dealloc_die(die);
   }
 
@@ -507,18 +518,7 @@ struct DwarfIndex::Impl {
       return;
     }
     unit.file_base = line_version >= 5 ? 0 : 1;
-    char** files = nullptr;
-    Dwarf_Signed file_count = 0;
-    res = dwarf_srcfiles(die, &files, &file_count, &error);
-    if (res == DW_DLV_ERROR) take_error(error);
-    if (res == DW_DLV_OK) {
-      unit.files.reserve(static_cast<std::size_t>(file_count));
-      for (Dwarf_Signed i = 0; i < file_count; ++i) {
-        unit.files.push_back(interner->intern(normalize_path(files[i] ? files[i] : "")));
-        dwarf_dealloc(dbg, files[i], DW_DLA_STRING);
-      }
-      dwarf_dealloc(dbg, files, DW_DLA_LIST);
-    }
+    read_files(unit, die);
 
     Dwarf_Line* lines = nullptr;
     Dwarf_Signed count = 0;
@@ -563,6 +563,45 @@ struct DwarfIndex::Impl {
     dwarf_srclines_dealloc_b(context);
     std::stable_sort(unit.rows.begin(), unit.rows.end(),
                      [](const LineRow& a, const LineRow& b) { return a.begin < b.begin; });
+  }
+
+  /// The unit's file names (its line table's header), once.
+  void read_files(Unit& unit, Dwarf_Die die) {
+    if (unit.files_read) return;
+    unit.files_read = true;
+    Dwarf_Error error = nullptr;
+    char** files = nullptr;
+    Dwarf_Signed file_count = 0;
+    int res = dwarf_srcfiles(die, &files, &file_count, &error);
+    if (res == DW_DLV_ERROR) take_error(error);
+    if (res != DW_DLV_OK) return;
+    unit.files.reserve(static_cast<std::size_t>(file_count));
+    for (Dwarf_Signed i = 0; i < file_count; ++i) {
+      unit.files.push_back(interner->intern(normalize_path(files[i] ? files[i] : "")));
+      dwarf_dealloc(dbg, files[i], DW_DLA_STRING);
+    }
+    dwarf_dealloc(dbg, files, DW_DLA_LIST);
+  }
+
+  /// Whether a unit's line table may have rows for `file`: its header names it. Units whose rows
+  /// are not read yet are judged by their header alone (a Rust binary's standard-library units,
+  /// most of its line rows, never name the program's files).
+  bool may_have_rows_for(Unit& unit, std::string_view file) {
+    if (!unit.lines_parsed && !unit.files_read) {
+      Dwarf_Error error = nullptr;
+      Dwarf_Die die = nullptr;
+      if (dwarf_offdie_b(dbg, unit.die_offset, true, &die, &error) != DW_DLV_OK) {
+        if (error) take_error(error);
+        return true;  // parse_unit reports it
+      }
+      read_files(unit, die);
+      dwarf_dealloc_die(die);
+    }
+    if (!unit.lines_parsed && unit.files.empty()) return true;  // no header list: the rows say
+    for (std::string_view name : unit.files) {
+      if (path_matches(name, file)) return true;
+    }
+    return false;
   }
 
   /// Index into unit.files of a line-table file number; names missing from the file list are
@@ -735,8 +774,8 @@ struct DwarfIndex::Impl {
     }
   }
 
-  void parse_all() {
-    for (auto& unit : units) parse_unit(unit);
+  void parse_all(bool scopes) {
+    for (auto& unit : units) parse_unit(unit, scopes);
   }
 };
 
@@ -762,9 +801,10 @@ Result<std::unique_ptr<DwarfIndex>> DwarfIndex::open(const std::string& debug_fi
 bool DwarfIndex::lookup(uint64_t address, std::vector<SourceLine>* frames) { return impl_->lookup(address, frames); }
 
 void DwarfIndex::ranges_for(std::string_view file, uint32_t line, std::vector<AddressRange>* out) {
-  impl_->parse_all();
   std::vector<bool> matches;
-  for (const auto& unit : impl_->units) {
+  for (auto& unit : impl_->units) {
+    if (!impl_->may_have_rows_for(unit, file)) continue;
+    impl_->parse_unit(unit, /*scopes=*/false);
     matches.assign(unit.files.size(), false);
     bool any = false;
     for (std::size_t i = 0; i < unit.files.size(); ++i) any |= (matches[i] = path_matches(unit.files[i], file));
@@ -776,7 +816,7 @@ void DwarfIndex::ranges_for(std::string_view file, uint32_t line, std::vector<Ad
 }
 
 std::vector<std::string_view> DwarfIndex::files_with_code() {
-  impl_->parse_all();
+  impl_->parse_all(/*scopes=*/false);
   std::unordered_set<const char*> seen;
   std::vector<std::string_view> out;
   for (const auto& unit : impl_->units) {
@@ -789,7 +829,7 @@ std::vector<std::string_view> DwarfIndex::files_with_code() {
 }
 
 void DwarfIndex::summarize(DebugSummary* summary) {
-  impl_->parse_all();
+  impl_->parse_all(/*scopes=*/true);
   std::unordered_set<const char*> files;
   std::set<int> versions;
   summary->compilation_units = impl_->units.size();
@@ -808,5 +848,10 @@ void DwarfIndex::summarize(DebugSummary* summary) {
 }
 
 std::size_t DwarfIndex::unit_count() const { return impl_->units.size(); }
+
+std::size_t DwarfIndex::units_with_rows() const {
+  return static_cast<std::size_t>(std::count_if(impl_->units.begin(), impl_->units.end(),
+                                                [](const Unit& unit) { return unit.lines_parsed; }));
+}
 
 }  // namespace whatif::symbols

@@ -26,7 +26,8 @@ class DwarfIndex {
 
   /// Frames (innermost first) for a file address; false when no line table covers it.
   bool lookup(uint64_t address, std::vector<SourceLine>* frames);
-  /// Appends the file-address ranges of rows saying FILE:LINE (see path_matches).
+  /// Appends the file-address ranges of rows saying FILE:LINE (see path_matches). Reads the rows
+  /// of the units whose line-table header names FILE only.
   void ranges_for(std::string_view file, uint32_t line, std::vector<AddressRange>* out);
   /// Distinct source files that own at least one line row (parses every unit).
   std::vector<std::string_view> files_with_code();
@@ -34,6 +35,8 @@ class DwarfIndex {
   void summarize(DebugSummary* summary);
 
   std::size_t unit_count() const;
+  /// How many units' line rows were read so far (each is read on first use).
+  std::size_t units_with_rows() const;
 
  private:
   struct Impl;
