@@ -64,15 +64,22 @@ PROGRAMS = {
     "atomicq":  ("atomicq.cpp", "C++20 atomics: 3 workers fetch_add 12 x 0.2 ms tasks (A) a round, main 0.8 ms (B) between rounds, atomic wait/notify_all", 50),
     "pipeproc": ("pipeproc.c", "2 processes over pipes: parent produces 1 ms items (A), child 0.6 ms each (B) and acks, 3 outstanding", 150),
     "pagefault": ("pagefault.c", "single thread: mmap 2 MiB + first-touch 512 pages + munmap (A, page faults, ~1 ms) vs arithmetic (B, 1 ms)", 80),
+    # session 30: written by a helper that read only the contract (common.h, rcommon.rs, whatif.h, this driver)
+    "msort":    ("msort.cpp", "std::async divide and conquer, depth 2: 4 leaves of 0.5 ms (A) on 2 CPUs, 3 merges of 0.3 ms (B) after future::get", 100),
+    "rwlockc":  ("rwlockc.c", "pthread_rwlock_t (default, reader-preferring): writer 0.6 ms exclusive (B) + 0.6 ms; 3 readers 0.4 ms shared (A) + 0.3 ms, one per version", 100),
+    "sockpool": ("sockpool.c", "client -> 2 server threads over 2 AF_UNIX socketpairs round-robin: server 0.8 ms (A), client 0.3 ms a reply (B), 2 outstanding", 300),
+    "twocallers": ("twocallers.c", "line A in a noinline helper called by 2 threads: main 0.6 ms (A) + 0.6 ms (B) an item; condvar-fed background 0.3 ms (A) an item, off the critical path", 130),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
-    # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none.
+    # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since
+    # session 30 it comes ~60 ms in (a line's ranges no longer read the standard library's units).
     "rmpsc":    ("rmpsc.rs", "Rust: 2-stage pipeline, std::thread per stage, mpsc::sync_channel(4): 1.4 (A) / 2 (B) ms", 350),
     "rmutex":   ("rmutex.rs", "Rust: 2 threads, 0.8 ms outside (A) + 1.2 ms inside (B) an Arc<Mutex<u64>>: lock-bound", 175),
     "rscope":   ("rscope.rs", "Rust: per round thread::scope spawns 2 threads of 1 ms (A), implicit wait at scope end, then main 0.7 ms (B)", 400),
     "rpool":    ("rpool.rs", "Rust: the book's thread pool (4 workers, Arc<Mutex<Receiver<Job>>>): 6 x 0.3 ms jobs (A) a round, then main 0.5 ms (B)", 500),
     "rcondvar": ("rcondvar.rs", "Rust: producer 1 ms (A) -> 2 consumers 1.5 ms (B), Mutex<VecDeque> + 2 Condvars, cap 4", 560),
     "rsleep":   ("rsleep.rs", "Rust: single thread, compute 1 ms (A) + thread::sleep(800 us) + compute 0.4 ms (B)", 310),
+    "rbarrier": ("rbarrier.rs", "Rust: 3 threads, std::sync::Barrier(3) each round: thread 0 1 ms (A), threads 1 and 2 0.6 ms (B) each, on 2 CPUs", 550),
 }
 
 
