@@ -161,10 +161,11 @@ struct LocalDelays {
 };
 
 /// The program's threads that may want a CPU now: registered, and not inside a call that may
-/// block; every process's of a process tree (the count lives in the tree's shared memory). A fan-out of more tasks than CPUs oversubscribes the program for a few
-/// milliseconds, which the profiler's 20-ms windows average away (std::async tasks of 1.3 ms,
-/// three on two CPUs, each running at 2/3 speed: their samples stood for 1 ms of the line where
-/// the line took 1.5 ms of the program's time).
+/// block; every process's of a process tree (the count lives in the tree's shared memory). A
+/// fan-out of more tasks than CPUs oversubscribes the program for a few milliseconds, which the
+/// profiler's 20-ms windows average away (std::async tasks of 1.3 ms, three on two CPUs, each
+/// running at 2/3 speed: their samples stood for 1 ms of the line where the line took 1.5 ms of
+/// the program's time).
 struct RunnableThreads {
   std::atomic<int32_t> live{0};
   std::atomic<int32_t> blocked{0};
