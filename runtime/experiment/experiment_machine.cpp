@@ -52,6 +52,15 @@ bool SampleCoverage::lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns)
   return false;
 }
 
+bool RingLosses::set_aside(uint64_t dropped, uint64_t kept) {
+  if (dropped * kRingLostShare <= kept + dropped) {
+    in_a_row_ = 0;
+    return false;
+  }
+  in_a_row_ = std::min(in_a_row_ + 1, kCoverageMaxInARow);
+  return in_a_row_ < kCoverageMaxInARow;
+}
+
 ExperimentMachine::ExperimentMachine(MachineSettings settings, uint64_t seed)
     : settings_(settings), random_(seed), allocator_(settings.adaptive), length_ns_(settings.min_length_ns) {}
 

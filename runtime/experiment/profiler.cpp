@@ -473,6 +473,10 @@ void Profiler::drain_thread(threads::ThreadState* thread) {
         c->self->handle_sample(c->thread, sample);
       },
       &context);
+  const uint64_t lost = thread->sampler->lost();
+  if (lost < thread->sampler_lost_seen) thread->sampler_lost_seen = 0;  // a new sampler counts afresh
+  ring_lost_ += lost - thread->sampler_lost_seen;
+  thread->sampler_lost_seen = lost;
 }
 
 void Profiler::handle_sample(threads::ThreadState* thread, const os::RawSample& sample) {
@@ -585,6 +589,7 @@ void Profiler::begin_measuring(uint64_t now) {
     delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
   }
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
+  ring_lost_at_start_ = ring_lost_;
   cpu_at_start_ = program_cpu_ns();
   spin_wait_at_start_ = spin_wait_samples_;
   own_at_start_ = attributor_.own_samples();
@@ -699,7 +704,9 @@ void Profiler::finish_experiment(uint64_t now) {
   record.cpus = work.cpus;
   record.own_samples = own_at_end_ - own_at_start_;
   record.unscoped_samples = unscoped_at_end_ - unscoped_at_start_;
-  record.set_aside = !config.end_to_end && coverage_.lost(record.total_samples + record.unscoped_samples, record.cpu_ns, period);
+  const uint64_t kept = record.total_samples + record.unscoped_samples;
+  const bool dropped = ring_losses_.set_aside(ring_lost_ - ring_lost_at_start_, kept);  // first: no ratio then
+  record.set_aside = !config.end_to_end && (dropped || coverage_.lost(kept, record.cpu_ns, period));
   record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;

@@ -186,6 +186,9 @@ class Profiler {
   uint64_t spin_wait_at_end_ = 0;   // spin_wait_samples_ then
   uint64_t spin_wait_samples_ = 0;   // samples (weighted) at a spin-wait since the start
   SampleCoverage coverage_;          // sets aside experiments that lost their samples
+  RingLosses ring_losses_;           // sets aside experiments whose rings dropped their samples
+  uint64_t ring_lost_ = 0;           // samples the threads' rings dropped so far (full rings)
+  uint64_t ring_lost_at_start_ = 0;  // and when the experiment's measured part began
   uint64_t unscoped_samples_ = 0;    // samples (weighted) in no in-scope line, not whatif's own, since the start
   uint64_t own_at_start_ = 0, unscoped_at_start_ = 0;  // own and unscoped samples when the measured part began
   uint64_t own_at_end_ = 0, unscoped_at_end_ = 0;      // and when it ended

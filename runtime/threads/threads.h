@@ -25,6 +25,7 @@ struct ThreadState {
   delays::LocalDelays delays;
   delays::ThreadCreation forking;  ///< while it forks: its child's thread, counted live (delays::child_forking)
   std::unique_ptr<sampling::ThreadSampler> sampler;
+  uint64_t sampler_lost_seen = 0;  ///< profiler thread: the sampler's lost() at its last drain
   std::unique_ptr<lbr::ThreadTracer> tracer;  ///< --lbr only; its handlers run on this thread
   std::atomic<bool> retired{false};   ///< release-set by the thread at exit; profiler frees it after
   int breakpoint_fds[kMaxBreakpoints] = {-1, -1, -1, -1};  ///< profiler thread only
