@@ -100,10 +100,11 @@ inline constexpr uint32_t kMaxSpinContention = 64000;
 /// it less than its length (a 2-stage pipeline under a load of 5: 43% predicted for 33%, against 23%
 /// unscaled); those windows are left at kNoContention. Waiting is outside contention only in so far
 /// as the program's own demand (sum of run + wait) fits the CPUs. Threads with too little run time
-/// get 0 ("keep the previous figure"). `exited` is what the program's threads that exited during the
-/// window ran and waited (read as they exited): they ran too, so a window where short-lived threads
-/// ran beside one long one is not a one-thread window (a thread per task: the main thread's waits
-/// for a CPU were its own tasks', not other processes').
+/// get 0 ("keep the previous figure"). `exited` is what the program ran and waited outside
+/// `threads`: its threads that exited during the window (read as they exited) and its forked
+/// children. They ran too, so a window where short-lived threads or children ran beside one long
+/// thread is not a one-thread window (a thread per task: the main thread's waits for a CPU were
+/// its own tasks', not other processes').
 std::vector<uint32_t> contention_permille(const std::vector<SchedWindow>& threads, uint64_t window_ns, int cpus,
                                           const SchedWindow& exited = {});
 

@@ -344,14 +344,16 @@ void Profiler::update_schedstat(uint64_t now) {
     if (spin) wall_per_cpu[i] = thread->wall_per_cpu.update(run, wait);
   }
   if (window == 0 || !context_.config->contention) return;
-  const delays::SchedWindow exited = retired_window_;  // threads that exited in the window
+  // Beside the threads read now, the program ran in threads that exited during the window (their
+  // last readings) and in forked children: a parent's waits for a CPU while its children ran are
+  // the program's own, not outside load (a fork-per-task parent had its samples scaled by 1.4 for
+  // its children's demand, and its line predicted at 0%).
+  delays::SchedWindow others = retired_window_;
   retired_window_ = {};
-  // The forked children's run and wait since the last window: the program's too, not other processes'.
-  delays::SchedWindow children;
   if (context_.tree != nullptr) {
     uint64_t children_run = context_.tree->children_run_ns(), children_wait = context_.tree->children_wait_ns();
-    children.run_ns = children_run - children_run_seen_;
-    children.wait_ns = children_wait - children_wait_seen_;
+    others.run_ns += children_run - children_run_seen_;
+    others.wait_ns += children_wait - children_wait_seen_;
     children_run_seen_ = children_run;
     children_wait_seen_ = children_wait;
   }
@@ -359,8 +361,7 @@ void Profiler::update_schedstat(uint64_t now) {
   uint32_t tree_figure = delays::kNoContention;
   if (spin) {
     // The whole tree's demand: this process's threads and every forked child's.
-    // Threads that exited since the last window count with their last readings.
-    uint64_t run = exited.run_ns + children.run_ns, wait = exited.wait_ns + children.wait_ns;
+    uint64_t run = others.run_ns, wait = others.wait_ns;
     for (const delays::SchedWindow& w : sched_windows_) {
       run += w.run_ns;
       wait += w.wait_ns;
@@ -376,10 +377,6 @@ void Profiler::update_schedstat(uint64_t now) {
     context_.delays->tree_wall_per_cpu.store(tree_figure, std::memory_order_relaxed);
     context_.delays->oversubscribed.store(oversubscribed, std::memory_order_relaxed);
   }
-  // Children ran beside this process's threads as its exited threads did: a parent's waits for a
-  // CPU while its children ran are the program's own, not outside load (a fork-per-task parent
-  // had its samples scaled by 1.4 for its children's demand, and its line predicted at 0%).
-  const delays::SchedWindow others{exited.run_ns + children.run_ns, exited.wait_ns + children.wait_ns};
   std::vector<uint32_t> permille = delays::contention_permille(sched_windows_, window, usable_cpus_, others);
   for (std::size_t i = 0; i < snapshot_.size(); ++i) {
     if (oversubscribed && wall_per_cpu[i] != 0) {
