@@ -52,12 +52,15 @@ struct GlobalDelays {
   std::atomic<uint64_t> epoch_start_ns{0};
   /// Real time all threads (of the process tree) have slept paying delays: how much the virtual
   /// speedup really paused the program, beside global_ns, what it asked for (diagnostics).
-  std::atomic<uint64_t> paused_ns{0};
+  /// Written at every pause, by every thread: on a cache line of its own, away from the clock and
+  /// phase that every blocking call reads.
+  alignas(64) std::atomic<uint64_t> paused_ns{0};
   /// CPU time all threads (of the process tree) have spun paying delays: whatif's, not the
   /// program's, in the CPU time an experiment records (profile::ExperimentRecord::cpu_ns).
   std::atomic<uint64_t> spun_cpu_ns{0};
-  /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run.
-  std::atomic<bool> spin_pauses{true};
+  /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run. From
+  /// here on, read-mostly again.
+  alignas(64) std::atomic<bool> spin_pauses{true};
   /// Written by the root's profiler every 20 ms: the program's threads, its forked children's
   /// included, wanted more CPU time than the CPUs it may use (run + run-queue wait beyond them).
   /// Only then do pauses spin and samples scale by every wait (delays/contention.h): elsewhere
@@ -136,6 +139,9 @@ struct LocalDelays {
   /// calls so far (measure_burst subtracts it from the wall time it was awake).
   uint64_t blocked_since_ns = 0;
   uint64_t blocked_total_ns = 0;
+  /// Owning thread only: when its current blocking call returned, as end_wait read it for the
+  /// call's shim (0: not read); after_blocking takes it rather than reading the clock again.
+  uint64_t wait_ended_ns = 0;
   /// Owning thread only: its run-queue wait (os::own_run_queue_wait_ns) and the process's burst clock
   /// (RunnableThreads::burst_clock_ns) at absorb_cpu_wait's last reading. The wait starts at 0, where
   /// a new thread's schedstat starts (its wait to first run counts); the clock at its creation.
@@ -167,10 +173,13 @@ struct LocalDelays {
 /// running at 2/3 speed: their samples stood for 1 ms of the line where the line took 1.5 ms of
 /// the program's time).
 struct RunnableThreads {
-  std::atomic<int32_t> live{0};
-  std::atomic<int32_t> blocked{0};
   int32_t cpus = 1;      ///< the CPUs the program may use; set at start-up
   bool enabled = false;  ///< spinning pauses with contention scaling (the defaults); set at start-up
+  /// The counts move at both ends of every blocking call of every thread: on a cache line of their
+  /// own, away from the settings above, which every call reads (sharing it, the read of `enabled`
+  /// missed the cache at each call: 1.6% of memcached's CPU time under whatif).
+  alignas(64) std::atomic<int32_t> live{0};
+  std::atomic<int32_t> blocked{0};
   /// The burst clock: wall time so far during which more_than_cpus held, as the counts' changes
   /// saw it (burst_total_ns, plus now - burst_since_ns while one lasts; 0: none now).
   std::atomic<uint64_t> burst_total_ns{0};
@@ -277,6 +286,12 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
 /// that may block.
 WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local);
+
+/// Owning thread, as its blocking call returns, before after_blocking: how long the call blocked (0
+/// outside one). A shim that needs the duration to judge who ended the wait reads it here, and
+/// after_blocking reuses the reading: each clock read costs ~30 ns in this VM, and a server makes
+/// several such calls a request.
+WHATIF_SIGNAL_SAFE uint64_t end_wait(LocalDelays& local);
 
 /// Profiler thread: whether this thread still owes delays up to `target` that it can execute now
 /// (it is not inside a blocking call).

@@ -9,19 +9,21 @@
 
 namespace whatif::facade {
 namespace {
-constexpr uint64_t kKindBits = 3;
+constexpr uint64_t kKindBits = 3, kNonBlockingBit = 4, kEntryBits = 7;
 }
 
-DescriptorKinds::Kind DescriptorKinds::lookup(int fd, uint64_t now_ns) const {
-  if (fd < 0 || fd >= kCached) return Kind::kUnknown;
+DescriptorKinds::Entry DescriptorKinds::lookup_entry(int fd, uint64_t now_ns) const {
+  if (fd < 0 || fd >= kCached) return {};
   uint64_t entry = entries_[fd].load(std::memory_order_relaxed);
-  if (entry == 0 || now_ns >= (entry & ~kKindBits)) return Kind::kUnknown;
-  return static_cast<Kind>(entry & kKindBits);
+  if (entry == 0 || now_ns >= (entry & ~kEntryBits)) return {};
+  return {static_cast<Kind>(entry & kKindBits), (entry & kNonBlockingBit) != 0};
 }
 
-void DescriptorKinds::remember(int fd, Kind kind, uint64_t now_ns) {
-  if (fd < 0 || fd >= kCached || kind == Kind::kUnknown) return;
-  entries_[fd].store(((now_ns + kValidNs) & ~kKindBits) | static_cast<uint64_t>(kind), std::memory_order_relaxed);
+void DescriptorKinds::remember(int fd, Entry entry, uint64_t now_ns) {
+  if (fd < 0 || fd >= kCached || entry.kind == Kind::kUnknown) return;
+  entries_[fd].store(((now_ns + kValidNs) & ~kEntryBits) | (entry.nonblocking ? kNonBlockingBit : 0) |
+                         static_cast<uint64_t>(entry.kind),
+                     std::memory_order_relaxed);
 }
 
 void DescriptorKinds::forget(int fd) {

@@ -21,14 +21,22 @@ class DescriptorKinds {
   static constexpr uint64_t kValidNs = 100'000'000;
 
   enum class Kind : uint8_t { kUnknown = 0, kWokenByThread = 1, kOther = 2 };
+  /// What is remembered of a descriptor: its kind, and whether it was non-blocking (O_NONBLOCK)
+  /// when looked up.
+  struct Entry {
+    Kind kind = Kind::kUnknown;
+    bool nonblocking = false;
+  };
 
   /// The kind remembered for `fd` and still valid at `now_ns`, else kUnknown.
-  Kind lookup(int fd, uint64_t now_ns) const;
+  Kind lookup(int fd, uint64_t now_ns) const { return lookup_entry(fd, now_ns).kind; }
+  Entry lookup_entry(int fd, uint64_t now_ns) const;
   /// Remembers `kind` (not kUnknown) for `fd`, valid until now_ns + kValidNs.
-  void remember(int fd, Kind kind, uint64_t now_ns);
+  void remember(int fd, Kind kind, uint64_t now_ns) { remember(fd, Entry{kind, false}, now_ns); }
+  void remember(int fd, Entry entry, uint64_t now_ns);
   /// `fd` was closed (or replaced): its next call looks it up again.
   void forget(int fd);
-  /// `fd`'s kind changed (a socket connected): its next call looks it up again.
+  /// `fd`'s kind or flags changed (a socket connected, fcntl(F_SETFL)): its next call looks it up again.
   void forget_kind(int fd);
   /// Every descriptor in [first, last] was closed.
   void forget_range(unsigned int first, unsigned int last);
@@ -56,7 +64,7 @@ class DescriptorKinds {
   static constexpr int kEndpoints = 64;
 
  private:
-  // (expiry_ns with its two low bits cleared) | kind; 0: nothing remembered. Relaxed: an entry is
+  // (expiry_ns with its three low bits cleared) | nonblocking << 2 | kind; 0: nothing remembered. Relaxed: an entry is
   // a hint, and any thread's stale read only costs a lookup or, within kValidNs, the old answer.
   std::atomic<uint64_t> entries_[kCached] = {};
   // Per epoll set: 0 no registration seen, kEpollNamesFds, or kEpollOther (sticky until closed).

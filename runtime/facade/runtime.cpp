@@ -6,6 +6,7 @@
 #include "facade/descriptor_kinds.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -579,18 +580,23 @@ DescriptorKinds::Kind descriptor_kind(int fd) {
   return DescriptorKinds::Kind::kOther;
 }
 
-/// The kind of `fd`, remembered or looked up now (errno kept: the program's call comes next).
-DescriptorKinds::Kind remembered_kind(int fd) {
+/// What is remembered of `fd`, or looked up now (errno kept: the program's call comes next).
+DescriptorKinds::Entry remembered(int fd) {
   uint64_t now = os::coarse_monotonic_ns();
-  DescriptorKinds::Kind kind = g_descriptor_kinds.lookup(fd, now);
-  if (kind == DescriptorKinds::Kind::kUnknown) {
+  DescriptorKinds::Entry entry = g_descriptor_kinds.lookup_entry(fd, now);
+  if (entry.kind == DescriptorKinds::Kind::kUnknown) {
     int saved_errno = errno;
-    kind = descriptor_kind(fd);
+    entry.kind = descriptor_kind(fd);
+    int flags = fcntl(fd, F_GETFL);
+    entry.nonblocking = flags != -1 && (flags & O_NONBLOCK) != 0;
     errno = saved_errno;
-    g_descriptor_kinds.remember(fd, kind, now);
+    g_descriptor_kinds.remember(fd, entry, now);
   }
-  return kind;
+  return entry;
 }
+
+/// The kind of `fd`, remembered or looked up now (errno kept).
+DescriptorKinds::Kind remembered_kind(int fd) { return remembered(fd).kind; }
 }  // namespace
 
 void before_waking() {
@@ -613,9 +619,17 @@ void after_blocking(bool woken_by_thread) {
   if (ThreadState* thread = current_thread()) delays::after_blocking(*g_state->delays, thread->delays, woken_by_thread);
 }
 
-bool io_may_be_woken_by_thread(int fd) {
-  if (fd < 0 || fd >= DescriptorKinds::kCached) return true;  // looked up after a long wait only
-  return remembered_kind(fd) != DescriptorKinds::Kind::kOther;
+uint64_t end_wait() {
+  ThreadState* thread = current_thread();
+  return thread != nullptr ? delays::end_wait(thread->delays) : 0;
+}
+
+IoCall io_call(int fd, bool dont_wait) {
+  if (fd < 0 || fd >= DescriptorKinds::kCached) return IoCall::kMayBeWokenByThread;  // looked up after a long wait only
+  DescriptorKinds::Entry entry = remembered(fd);
+  bool thread_end = entry.kind != DescriptorKinds::Kind::kOther;
+  if (dont_wait || entry.nonblocking) return thread_end ? IoCall::kWakes : IoCall::kNothing;
+  return thread_end ? IoCall::kMayBeWokenByThread : IoCall::kWokenByIo;
 }
 
 namespace {
@@ -657,7 +671,10 @@ void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
   g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
 }
 
-void after_blocking_io(int fd, uint64_t blocked_ns) { after_blocking(waited_for_thread(blocked_ns, thread_descriptor(fd))); }
+void after_blocking_io(int fd) {
+  uint64_t blocked_ns = end_wait();
+  after_blocking(waited_for_thread(blocked_ns, thread_descriptor(fd)));
+}
 
 namespace {
 void note_own_endpoint(int fd, bool listening) {
@@ -685,6 +702,8 @@ void socket_listening(int fd, bool listening) {
 }
 
 void descriptors_closed(unsigned int first, unsigned int last) { g_descriptor_kinds.forget_range(first, last); }
+
+void descriptor_flags_changed(int fd) { g_descriptor_kinds.forget_kind(fd); }
 
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 

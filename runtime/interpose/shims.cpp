@@ -3,6 +3,7 @@
 // the runtime is inactive or the call comes from the runtime itself.
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -81,15 +82,10 @@ auto blocking(Call&& call, Woken&& woken) {
 /// ready (facade::poll_woken_by_thread and its siblings).
 template <typename Call, typename ThreadReady>
 int blocking_ready(Call&& call, ThreadReady&& thread_ready) {
-  uint64_t start = 0;
-  return blocking(
-      [&] {
-        start = whatif::os::monotonic_ns();
-        return call();
-      },
-      [&](int result) {
-        return facade::waited_for_thread(whatif::os::monotonic_ns() - start, result > 0 && thread_ready(result));
-      });
+  return blocking(call, [&](int result) {
+    uint64_t blocked_ns = facade::end_wait();
+    return facade::waited_for_thread(blocked_ns, result > 0 && thread_ready(result));
+  });
 }
 
 /// sched_yield: a loop of them waits for another thread (facade::before_yield).
@@ -125,25 +121,39 @@ int lock_blocking(Attempt&& attempt, Call&& call) {
   return result;
 }
 
-/// Blocking I/O on one descriptor (credit decided by the descriptor's kind and the time waited).
+/// I/O on one descriptor that may block (credit decided by the descriptor's kind and the time
+/// waited); `dont_wait`: the call's flags ask it not to (MSG_DONTWAIT). See facade::IoCall.
 template <typename Call>
-auto blocking_io(int fd, Call&& call) {
+auto blocking_io(int fd, bool dont_wait, Call&& call) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
-  facade::before_blocking();
-  if (!facade::io_may_be_woken_by_thread(fd)) {  // a file, a TCP socket: no thread of ours ends its wait
-    auto result = call();
-    int saved_errno = errno;
-    facade::after_blocking(/*woken_by_thread=*/false);
-    errno = saved_errno;
-    return result;
+  switch (facade::io_call(fd, dont_wait)) {
+    case facade::IoCall::kNothing:
+      return call();
+    case facade::IoCall::kWakes:
+      facade::before_waking();
+      return call();
+    case facade::IoCall::kWokenByIo: {  // a file, a TCP socket: no thread of ours ends its wait
+      facade::before_blocking();
+      auto result = call();
+      int saved_errno = errno;
+      facade::after_blocking(/*woken_by_thread=*/false);
+      errno = saved_errno;
+      return result;
+    }
+    case facade::IoCall::kMayBeWokenByThread:
+      break;
   }
-  uint64_t start = whatif::os::monotonic_ns();
+  facade::before_blocking();
   auto result = call();
   int saved_errno = errno;
-  facade::after_blocking_io(fd, whatif::os::monotonic_ns() - start);
+  facade::after_blocking_io(fd);
   errno = saved_errno;
   return result;
+}
+template <typename Call>
+auto blocking_io(int fd, Call&& call) {
+  return blocking_io(fd, /*dont_wait=*/false, call);
 }
 
 /// A call without a result that may block until another thread lets it go (OpenMP barriers, critical
@@ -297,6 +307,36 @@ WHATIF_EXPORT int close_range(unsigned int first, unsigned int last, int flags) 
     start = fd + 1;
   }
   return start <= last ? real::close_range(start, last, flags) : 0;
+}
+
+// fcntl: F_SETFL may make a descriptor blocking or non-blocking, which the I/O shims remember
+// (facade::io_call). Its third argument, when there is one, is an int or a pointer: passed on as a
+// pointer-sized word, as glibc's own fcntl reads it.
+template <typename Fcntl>
+int forward_fcntl(Fcntl real_fcntl, int fd, int command, void* argument) {
+  int result = real_fcntl(fd, command, argument);
+  if (command == F_SETFL) {
+    int saved_errno = errno;
+    facade::descriptor_flags_changed(fd);
+    errno = saved_errno;
+  }
+  return result;
+}
+WHATIF_EXPORT int fcntl(int fd, int command, ...) {
+  va_list arguments;
+  va_start(arguments, command);
+  void* argument = va_arg(arguments, void*);
+  va_end(arguments);
+  real::resolve();
+  return forward_fcntl(real::fcntl, fd, command, argument);
+}
+WHATIF_EXPORT int fcntl64(int fd, int command, ...) {
+  va_list arguments;
+  va_start(arguments, command);
+  void* argument = va_arg(arguments, void*);
+  va_end(arguments);
+  real::resolve();
+  return forward_fcntl(real::fcntl64 != nullptr ? real::fcntl64 : real::fcntl, fd, command, argument);
 }
 
 // ---- Threads ---------------------------------------------------------------------------------
@@ -680,22 +720,22 @@ WHATIF_EXPORT ssize_t write(int fd, const void* buffer, size_t count) {
   return blocking_io(fd, [&] { return real::write(fd, buffer, count); });
 }
 WHATIF_EXPORT ssize_t recv(int fd, void* buffer, size_t length, int flags) {
-  return blocking_io(fd, [&] { return real::recv(fd, buffer, length, flags); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::recv(fd, buffer, length, flags); });
 }
 WHATIF_EXPORT ssize_t send(int fd, const void* buffer, size_t length, int flags) {
-  return blocking_io(fd, [&] { return real::send(fd, buffer, length, flags); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::send(fd, buffer, length, flags); });
 }
 WHATIF_EXPORT ssize_t recvfrom(int fd, void* buffer, size_t length, int flags, struct sockaddr* address, socklen_t* address_length) {
-  return blocking_io(fd, [&] { return real::recvfrom(fd, buffer, length, flags, address, address_length); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::recvfrom(fd, buffer, length, flags, address, address_length); });
 }
 WHATIF_EXPORT ssize_t sendto(int fd, const void* buffer, size_t length, int flags, const struct sockaddr* address, socklen_t address_length) {
-  return blocking_io(fd, [&] { return real::sendto(fd, buffer, length, flags, address, address_length); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::sendto(fd, buffer, length, flags, address, address_length); });
 }
 WHATIF_EXPORT ssize_t recvmsg(int fd, struct msghdr* message, int flags) {
-  return blocking_io(fd, [&] { return real::recvmsg(fd, message, flags); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::recvmsg(fd, message, flags); });
 }
 WHATIF_EXPORT ssize_t sendmsg(int fd, const struct msghdr* message, int flags) {
-  return blocking_io(fd, [&] { return real::sendmsg(fd, message, flags); });
+  return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::sendmsg(fd, message, flags); });
 }
 WHATIF_EXPORT int accept(int fd, struct sockaddr* address, socklen_t* address_length) {
   return blocking_io(fd, [&] { return real::accept(fd, address, address_length); });

@@ -2,6 +2,7 @@
 // shims, as an X-macro typed with decltype(&::name). Resolved once, on first use, by dlsym(RTLD_NEXT).
 #pragma once
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -71,6 +72,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(wait) REQUIRED(waitpid) REQUIRED(waitid) REQUIRED(wait3) REQUIRED(wait4)              \
   REQUIRED(fork) REQUIRED(execve) REQUIRED(execv) REQUIRED(execvp) REQUIRED(execvpe)              \
   REQUIRED(dlopen) REQUIRED(close) OPTIONAL(close_range) REQUIRED(__libc_start_main)            \
+  REQUIRED(fcntl) OPTIONAL(fcntl64)                                                               \
   REQUIRED(syscall)                                                                               \
   OPTIONAL(GOMP_parallel) OPTIONAL(GOMP_parallel_sections) OPTIONAL(GOMP_barrier)                \
   OPTIONAL(GOMP_loop_end) OPTIONAL(GOMP_sections_end) OPTIONAL(GOMP_taskwait)                     \

@@ -49,7 +49,11 @@ TEST_P(WokenThroughADescriptor, IsCreditedNotDelayed) {
 // tcp: a loopback TCP connection between two threads. Bug: every TCP socket was taken for a
 // client's, so the consumer paid the producer's delays (a request/reply over loopback TCP between
 // two threads was predicted at -4 to +6% for 22% and 36%).
-INSTANTIATE_TEST_SUITE_P(Waits, WokenThroughADescriptor, ::testing::Values("read", "poll", "epoll", "eventfd", "tcp"));
+// nonblock: reads of a non-blocking descriptor skip the blocking protocol (they cannot wait), so a
+// descriptor made blocking again by fcntl(F_SETFL) must be looked up afresh: remembered as
+// non-blocking, its blocking read was no wait at all, and the consumer paid the producer's delays.
+INSTANTIATE_TEST_SUITE_P(Waits, WokenThroughADescriptor,
+                         ::testing::Values("read", "poll", "epoll", "eventfd", "tcp", "nonblock"));
 
 }  // namespace
 }  // namespace itest

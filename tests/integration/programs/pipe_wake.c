@@ -4,9 +4,13 @@
    [wait=read|poll|epoll|eventfd]: poll and epoll wait for the pipe with poll(2) or epoll_wait(2)
    before the read, as event loops do; eventfd has the producer add 1 to an eventfd the consumer
    waits for with epoll_wait; tcp sends the bytes over a loopback TCP connection between the two
-   threads instead of a pipe (a listener on any address, the producer connected to 127.0.0.1).
+   threads instead of a pipe (a listener on any address, the producer connected to 127.0.0.1);
+   nonblock tries each read with the pipe non-blocking, and when nothing is there yet makes it
+   blocking with fcntl(F_SETFL) and reads again, as a program that switches modes does.
    Exits non-zero if an item is lost. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -80,6 +84,16 @@ int main(int argc, char** argv) {
     uint64_t count = 1;
     if (g_eventfd >= 0) {
       ITEST_CHECK(read(g_eventfd, &count, sizeof count) == sizeof count, "read eventfd");
+    } else if (strcmp(wait, "nonblock") == 0) {
+      char byte = 0;
+      int flags = fcntl(g_pipe[0], F_GETFL);
+      ITEST_CHECK(fcntl(g_pipe[0], F_SETFL, flags | O_NONBLOCK) == 0, "fcntl nonblocking");
+      ssize_t got = read(g_pipe[0], &byte, 1);
+      if (got < 0 && errno == EAGAIN) {
+        ITEST_CHECK(fcntl(g_pipe[0], F_SETFL, flags & ~O_NONBLOCK) == 0, "fcntl blocking");
+        got = read(g_pipe[0], &byte, 1);
+      }
+      ITEST_CHECK(got == 1 && byte == 'x', "read item %ld", i);
     } else {
       char byte = 0;
       ITEST_CHECK(read(g_pipe[0], &byte, 1) == 1 && byte == 'x', "read item %ld", i);

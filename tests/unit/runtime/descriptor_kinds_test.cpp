@@ -1,6 +1,11 @@
 // Unit tests of the per-descriptor memory of long blocking I/O's kind (facade/descriptor_kinds.h):
-// what it answers, for how long, and when a close makes it look again.
+// what it answers, for how long, and when a close makes it look again; and which I/O calls take the
+// blocking protocol (facade::io_call).
 #include "facade/descriptor_kinds.h"
+#include "facade/runtime.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -135,6 +140,47 @@ TEST(DescriptorKinds, OnlyIpAddressesHaveEndpointKeys) {
             DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&b), sizeof(b)));
   auto c = ipv4("127.0.0.1", 80);
   EXPECT_EQ(DescriptorKinds::endpoint_key(reinterpret_cast<sockaddr*>(&c), sizeof(c) - 1), 0u) << "too short";
+}
+
+TEST(DescriptorKinds, WhetherADescriptorWasNonBlockingIsRememberedWithItsKind) {
+  auto kinds = std::make_unique<DescriptorKinds>();
+  kinds->remember(7, DescriptorKinds::Entry{Kind::kOther, true}, kNow);
+  kinds->remember(8, DescriptorKinds::Entry{Kind::kWokenByThread, false}, kNow);
+  EXPECT_TRUE(kinds->lookup_entry(7, kNow + 1).nonblocking);
+  EXPECT_EQ(kinds->lookup(7, kNow + 1), Kind::kOther);
+  EXPECT_FALSE(kinds->lookup_entry(8, kNow + 1).nonblocking);
+  EXPECT_EQ(kinds->lookup(8, kNow + 1), Kind::kWokenByThread);
+  kinds->forget_kind(7);  // fcntl(F_SETFL)
+  EXPECT_EQ(kinds->lookup(7, kNow + 1), Kind::kUnknown);
+  EXPECT_FALSE(kinds->lookup_entry(7, kNow + DescriptorKinds::kValidNs).nonblocking);
+}
+
+TEST(IoCalls, OnlyACallThatCanWaitTakesTheBlockingProtocol) {
+  // A server's non-blocking sockets: the call cannot wait, so it neither blocks nor is woken, and
+  // the protocol around it (clock reads, the runnable count) was pure cost: 0.2-0.5 us a call.
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  int file = open("/proc/self/stat", O_RDONLY);
+  ASSERT_GE(file, 0);
+  EXPECT_EQ(io_call(pipe_ends[0], false), IoCall::kMayBeWokenByThread) << "a blocking pipe: another thread ends its wait";
+  EXPECT_EQ(io_call(pipe_ends[0], true), IoCall::kWakes) << "MSG_DONTWAIT: it cannot wait, but a reader may wake";
+  EXPECT_EQ(io_call(file, false), IoCall::kWokenByIo);
+
+  ASSERT_EQ(fcntl(pipe_ends[0], F_SETFL, O_NONBLOCK), 0);
+  ASSERT_EQ(fcntl(file, F_SETFL, O_NONBLOCK), 0);
+  EXPECT_EQ(io_call(pipe_ends[0], false), IoCall::kMayBeWokenByThread) << "remembered until the flags change";
+  descriptor_flags_changed(pipe_ends[0]);  // the fcntl shim's call
+  descriptor_flags_changed(file);
+  EXPECT_EQ(io_call(pipe_ends[0], false), IoCall::kWakes);
+  EXPECT_EQ(io_call(file, false), IoCall::kNothing) << "neither waits nor wakes a thread of the program";
+
+  ASSERT_EQ(fcntl(pipe_ends[0], F_SETFL, 0), 0);
+  descriptor_flags_changed(pipe_ends[0]);
+  EXPECT_EQ(io_call(pipe_ends[0], false), IoCall::kMayBeWokenByThread) << "blocking again";
+  for (int fd : {pipe_ends[0], pipe_ends[1], file}) {
+    close(fd);
+    descriptors_closed(static_cast<unsigned int>(fd), static_cast<unsigned int>(fd));
+  }
 }
 
 }  // namespace
