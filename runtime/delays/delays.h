@@ -136,9 +136,11 @@ struct LocalDelays {
   /// sampler starts, before it can be signalled.
   os::SamplingPause* sampling_pause = nullptr;
   /// Owning thread only: when its current blocking call began, and the wall time it spent in such
-  /// calls so far (measure_burst subtracts it from the wall time it was awake).
+  /// calls and in sched_yield so far (measure_burst subtracts it from the wall time it was awake).
   uint64_t blocked_since_ns = 0;
   uint64_t blocked_total_ns = 0;
+  /// Owning thread only: when its current sched_yield began (after it settled).
+  uint64_t yield_since_ns = 0;
   /// Owning thread only: when its current blocking call returned, as end_wait read it for the
   /// call's shim (0: not read); after_blocking takes it rather than reading the clock again.
   uint64_t wait_ended_ns = 0;
