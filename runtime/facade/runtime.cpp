@@ -671,9 +671,9 @@ void epoll_registered(int epfd, int fd, const struct epoll_event* event) {
   g_descriptor_kinds.note_epoll_registration(epfd, event != nullptr && event->data.fd == fd);
 }
 
-void after_blocking_io(int fd) {
+bool io_wait_woken_by_thread(int fd) {
   uint64_t blocked_ns = end_wait();
-  after_blocking(waited_for_thread(blocked_ns, thread_descriptor(fd)));
+  return waited_for_thread(blocked_ns, thread_descriptor(fd));
 }
 
 namespace {

@@ -62,7 +62,7 @@ void before_yield();
 void after_yield();
 /// Whether a wait on descriptors that blocked `blocked_ns` was ended by another thread of the
 /// program: it really waited, and `thread_descriptor_ready` (a descriptor it returned ready is a
-/// pipe, a Unix socket or an eventfd). For the poll, select and epoll shims, and after_blocking_io.
+/// pipe, a Unix socket or an eventfd). For the poll, select and epoll shims, and io_wait_woken_by_thread.
 bool waited_for_thread(uint64_t blocked_ns, bool thread_descriptor_ready);
 /// Whether one of the descriptors that poll returned readable, select returned readable, or epoll
 /// returned in `events` is another thread's to make ready: a pipe, a Unix socket or an eventfd
@@ -73,9 +73,9 @@ bool select_woken_by_thread(int count, const fd_set* readable);
 bool epoll_woken_by_thread(int epfd, const struct epoll_event* events, int ready);
 /// epoll_ctl registered `fd` in `epfd` (EPOLL_CTL_ADD or MOD) with `event`.
 void epoll_registered(int epfd, int fd, const struct epoll_event* event);
-/// After a blocking I/O call on `fd` (between end_wait and after_blocking's work): in-process pipes,
-/// Unix sockets and eventfds count as woken by a thread when the call really waited.
-void after_blocking_io(int fd);
+/// As a blocking I/O call on `fd` returns, before after_blocking: whether another thread ended its
+/// wait (in-process pipes, Unix sockets and eventfds count when the call really waited; end_wait).
+bool io_wait_woken_by_thread(int fd);
 /// What an I/O call on `fd` can do, judged before it (`dont_wait`: its flags say MSG_DONTWAIT).
 enum class IoCall : uint8_t {
   /// It may block, and another thread of the program could end the wait (a pipe, a Unix socket,
@@ -98,7 +98,7 @@ IoCall io_call(int fd, bool dont_wait);
 /// peer it is counts as woken by a thread (a TCP connection between two threads). errno kept.
 void socket_connected(int fd, bool connected);
 void socket_listening(int fd, bool listening);
-/// Descriptors [first, last] were closed: after_blocking_io looks their kind up afresh.
+/// Descriptors [first, last] were closed: the I/O shims look their kind up afresh.
 void descriptors_closed(unsigned int first, unsigned int last);
 /// fcntl(F_SETFL) on `fd`: whether it blocks is looked up afresh.
 void descriptor_flags_changed(int fd);

@@ -64,17 +64,25 @@ auto waking(Call&& call) {
   return call();
 }
 
-/// A call that may block; `woken` decides from its result whether another thread ended the wait.
+/// The blocking protocol around `call` (paper table 2): settle and mark blocked, call, then
+/// after_blocking with `woken(result)`, which decides whether another thread ended the wait. errno
+/// is the call's.
 template <typename Call, typename Woken>
-auto blocking(Call&& call, Woken&& woken) {
-  ReentryGuard guard;
-  if (!hooks_apply(guard)) return call();
+auto around_wait(Call&& call, Woken&& woken) {
   facade::before_blocking();
   auto result = call();
   int saved_errno = errno;
   facade::after_blocking(woken(result));
   errno = saved_errno;
   return result;
+}
+
+/// A call that may block; `woken` decides from its result whether another thread ended the wait.
+template <typename Call, typename Woken>
+auto blocking(Call&& call, Woken&& woken) {
+  ReentryGuard guard;
+  if (!hooks_apply(guard)) return call();
+  return around_wait(call, woken);
 }
 
 /// A wait on several descriptors (poll, select, epoll): another thread ended it when it really
@@ -113,12 +121,7 @@ int lock_blocking(Attempt&& attempt, Call&& call) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
   if (int result = attempt(); result != EBUSY) return result;
-  facade::before_blocking();
-  int result = call();
-  int saved_errno = errno;
-  facade::after_blocking(/*woken_by_thread=*/true);
-  errno = saved_errno;
-  return result;
+  return around_wait(call, [](int) { return true; });
 }
 
 /// I/O on one descriptor that may block (credit decided by the descriptor's kind and the time
@@ -133,23 +136,12 @@ auto blocking_io(int fd, bool dont_wait, Call&& call) {
     case facade::IoCall::kWakes:
       facade::before_waking();
       return call();
-    case facade::IoCall::kWokenByIo: {  // a file, a TCP socket: no thread of ours ends its wait
-      facade::before_blocking();
-      auto result = call();
-      int saved_errno = errno;
-      facade::after_blocking(/*woken_by_thread=*/false);
-      errno = saved_errno;
-      return result;
-    }
+    case facade::IoCall::kWokenByIo:  // a file, a TCP socket: no thread of ours ends its wait
+      return around_wait(call, [](auto) { return false; });
     case facade::IoCall::kMayBeWokenByThread:
       break;
   }
-  facade::before_blocking();
-  auto result = call();
-  int saved_errno = errno;
-  facade::after_blocking_io(fd);
-  errno = saved_errno;
-  return result;
+  return around_wait(call, [&](auto) { return facade::io_wait_woken_by_thread(fd); });
 }
 template <typename Call>
 auto blocking_io(int fd, Call&& call) {
