@@ -271,6 +271,8 @@ WHATIF_SIGNAL_SAFE uint64_t credit_selected_sample(GlobalDelays& global, LocalDe
 }
 
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
+  // Nothing owed (most calls of a server's threads): nothing to absorb or pay either.
+  if (local.local_ns.load(std::memory_order_acquire) >= global.global_ns.load(std::memory_order_acquire)) return;
   BusyScope busy(local.busy);
   if (!busy.held()) return;  // re-entered from the handler
   absorb_cpu_wait(global, local);

@@ -126,6 +126,12 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     }
   }
   bool blocked = thread.delays.blocked.load(std::memory_order_acquire);
+  // No sample of the line to credit and nothing owed: what follows would absorb, credit and pay
+  // nothing. Every waking call (a mutex's unlock) comes here; most owe nothing.
+  if (scan.selected == 0 &&
+      thread.delays.local_ns.load(std::memory_order_acquire) >= global.global_ns.load(std::memory_order_acquire)) {
+    return;
+  }
   // A wait for a CPU settles the debt once, before the thread's own samples credit and before it
   // pays: with the global clock a maximum, a thread behind it raises it only by what its credit
   // exceeds its debt (a fan-out's third task, queued behind the first two, added 3% of its own line
