@@ -52,6 +52,27 @@ bool SampleCoverage::lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns)
   return false;
 }
 
+bool ProfilerLoad::busy(uint64_t profiler_cpu_ns, uint64_t duration_ns) {
+  if (duration_ns == 0) return false;
+  const double share = static_cast<double>(profiler_cpu_ns) / static_cast<double>(duration_ns);
+  const std::size_t known = std::min(count_, kCoverageHistory);
+  double typical = 0;
+  if (known > 0) {
+    std::array<double, kCoverageHistory> sorted = shares_;
+    auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(known / 2);
+    std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(known));
+    typical = *middle;
+  }
+  if (share > kBusyShare && share > kBusyOverTypical * typical) {
+    if (++in_a_row_ < kCoverageMaxInARow) return true;
+    count_ = 0;  // the profiler's load changed for good: its new share is the reference from here on
+  }
+  in_a_row_ = 0;
+  shares_[count_ % kCoverageHistory] = share;
+  ++count_;
+  return false;
+}
+
 bool RingLosses::set_aside(uint64_t dropped, uint64_t kept) {
   if (dropped * kRingLostShare <= kept + dropped) {
     in_a_row_ = 0;

@@ -108,6 +108,29 @@ class RingLosses {
   std::size_t in_a_row_ = 0;
 };
 
+/// The profiler thread's own work competes with the program for the CPUs and lags the delays it
+/// credits. A Rust program's first ticks resolved its standard library's DWARF for 150-360 ms of
+/// the profiler thread's CPU, inside the first experiment: the program's 3 threads on 2 CPUs lost a
+/// share of a CPU that the other experiments gave them, and that experiment's rate of progress
+/// moved its line's prediction by 25 points (holdout `rbarrier` A: +55 against +30 in the run
+/// beside it). An experiment in which the profiler thread took more than kBusyShare of its length,
+/// and more than kBusyOverTypical times the run's recent median share, is set aside. A program
+/// whose sampling keeps the profiler that busy all along (many threads) keeps its experiments.
+inline constexpr double kBusyShare = 0.2;
+inline constexpr double kBusyOverTypical = 3;
+
+class ProfilerLoad {
+ public:
+  /// Whether an experiment of `duration_ns` in which the profiler thread used `profiler_cpu_ns` of
+  /// CPU was disturbed by it; when it was not, its share joins the reference.
+  bool busy(uint64_t profiler_cpu_ns, uint64_t duration_ns);
+
+ private:
+  std::array<double, kCoverageHistory> shares_{};
+  std::size_t count_ = 0;
+  std::size_t in_a_row_ = 0;
+};
+
 /// What the machine's options fix; everything else it decides.
 struct MachineSettings {
   bool fixed_line = false;                    ///< --fixed-line: every experiment is on that line

@@ -297,6 +297,10 @@ void Profiler::tick(uint64_t now) {
   }
   reap_retired();
   drain_children(now);
+  // Draining can take long: the first drain resolves every new address (a Rust program's first
+  // took 150-360 ms here). The experiment's start and end are stamped with the time of the
+  // readings they pair with (visits, CPU time), not with the time the tick began.
+  now = os::monotonic_ns();
   if (std::string warning = attributor_.take_warning(); !warning.empty()) warn(warning);
   if (context_.function_counters != nullptr) {
     for (const std::string& message : context_.function_counters->take_unavailable_warnings()) warn(message);
@@ -588,6 +592,7 @@ void Profiler::begin_measuring(uint64_t now) {
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   ring_lost_at_start_ = ring_lost_;
   cpu_at_start_ = program_cpu_ns();
+  profiler_cpu_at_start_ = os::thread_cpu_ns();
   spin_wait_at_start_ = spin_wait_samples_;
   own_at_start_ = attributor_.own_samples();
   unscoped_at_start_ = unscoped_samples_;
@@ -703,7 +708,9 @@ void Profiler::finish_experiment(uint64_t now) {
   record.unscoped_samples = unscoped_at_end_ - unscoped_at_start_;
   const uint64_t kept = record.total_samples + record.unscoped_samples;
   const bool dropped = ring_losses_.set_aside(ring_lost_ - ring_lost_at_start_, kept);  // first: no ratio then
-  record.set_aside = !config.end_to_end && (dropped || coverage_.lost(kept, record.cpu_ns, period));
+  const bool busy = profiler_load_.busy(profiler_cpu_at_end_ - std::min(profiler_cpu_at_end_, profiler_cpu_at_start_),
+                                        record.duration_ns);
+  record.set_aside = !config.end_to_end && (dropped || busy || coverage_.lost(kept, record.cpu_ns, period));
   record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;
@@ -744,6 +751,7 @@ uint64_t Profiler::program_cpu_ns() {
 
 void Profiler::end_cpu_work() {
   cpu_at_end_ = program_cpu_ns();
+  profiler_cpu_at_end_ = os::thread_cpu_ns();
   spin_wait_at_end_ = spin_wait_samples_;
   own_at_end_ = attributor_.own_samples();
   unscoped_at_end_ = unscoped_samples_;

@@ -190,6 +190,8 @@ class Profiler {
   uint64_t ring_lost_ = 0;           // samples the threads' rings dropped so far (full rings)
   uint64_t ring_lost_at_start_ = 0;  // and when the experiment's measured part began
   uint64_t unscoped_samples_ = 0;    // samples (weighted) in no in-scope line, not whatif's own, since the start
+  uint64_t profiler_cpu_at_start_ = 0, profiler_cpu_at_end_ = 0;  // this thread's CPU time then
+  ProfilerLoad profiler_load_;       // sets aside experiments this thread's own work disturbed
   uint64_t own_at_start_ = 0, unscoped_at_start_ = 0;  // own and unscoped samples when the measured part began
   uint64_t own_at_end_ = 0, unscoped_at_end_ = 0;      // and when it ended
   std::unordered_map<uint64_t, bool> spin_wait_ips_;  // IP -> threads::spin_wait_at(IP), a cache
