@@ -430,8 +430,9 @@ int run(RunOptions options) {
   if (!options.fixed_line.empty() && options.fixed_speedup > 0 && !options.end_to_end && experiments > 0) {
     for (const std::string& answer : fixed_speedup_answers(*profile)) note(answer);
   }
-  std::string set_aside = profile->set_aside > 0 ? fmt::format(", {} set aside: their samples fell far short of "
-                                                               "their CPU time", profile->set_aside)
+  std::string set_aside = profile->set_aside > 0 ? fmt::format(", {} set aside: whatif could not measure them "
+                                                               "faithfully (samples lost, or its own work took a CPU)",
+                                                               profile->set_aside)
                                                  : "";
   note(fmt::format("profile: {} ({} experiments, {:.0f} progress visits{})", output, experiments, visits, set_aside));
   if (!coz && experiments > 0) {

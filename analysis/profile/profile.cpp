@@ -96,7 +96,7 @@ void record_activity(const json& record, Profile& profile) {
 
 void read_whatif_experiment(const json& record, Profile& profile) {
   record_activity(record, profile);
-  // The runtime set it aside: its samples fell far short of its CPU time (experiment::SampleCoverage).
+  // The runtime set it aside: it could not measure it faithfully (experiment::SampleCoverage, RingLosses, ProfilerLoad).
   if (auto aside = record.find("set_aside"); aside != record.end() && aside->is_boolean() && aside->get<bool>()) {
     ++profile.set_aside;
     return;
@@ -526,9 +526,9 @@ class LineParser {
     add_coz_notes(coz_state_, profile_);
     if (profile_.set_aside > 0)
       profile_.notes.push_back(fmt::format(
-          "set aside {} experiment(s) whose samples covered far less of the program's CPU time than the run's "
-          "others (samples lost, the machine stalled, or whatif's own code took the time): they measured a "
-          "disturbed program",
+          "set aside {} experiment(s) that measured a disturbed program: their samples covered far less of its "
+          "CPU time than the run's others (samples lost, the machine stalled, or whatif's own code took the "
+          "time), or whatif's profiler thread took a CPU from it",
           profile_.set_aside));
     if (profile_.idle > 0)
       profile_.notes.push_back(fmt::format(

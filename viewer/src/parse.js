@@ -51,7 +51,7 @@ function readWhatifRecord(record, profile) {
         visits.push([str(point.name), num(kind === 'latency' ? point.arrivals : point.delta, 0)]);
       }
       profile.activity.push({ process: profile.process, visits });
-      // The runtime set it aside: its samples fell far short of its CPU time (SampleCoverage).
+      // The runtime set it aside: it could not measure it faithfully (SampleCoverage, RingLosses, ProfilerLoad).
       if (record.set_aside === true) {
         profile.setAside += 1;
         break;
@@ -280,9 +280,9 @@ export function parseProfile(text, name) {
     }
   }
   if (profile.setAside > 0) {
-    profile.notes.push(`set aside ${profile.setAside} experiment(s) whose samples covered far less of the ` +
-      "program's CPU time than the run's others (samples lost, the machine stalled, or whatif's own code " +
-      'took the time): they measured a disturbed program');
+    profile.notes.push(`set aside ${profile.setAside} experiment(s) that measured a disturbed program: their ` +
+      "samples covered far less of its CPU time than the run's others (samples lost, the machine stalled, or " +
+      "whatif's own code took the time), or whatif's profiler thread took a CPU from it");
   }
   if (profile.idle > 0) {
     profile.notes.push(`left out ${profile.idle} experiment(s) through which the program was idle (no sample of ` +
