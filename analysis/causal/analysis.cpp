@@ -176,6 +176,7 @@ struct LineData {
   double t_obs = 0;
   double s_obs = 0;
   bool s_obs_known = true;
+  double sped_samples = 0;  ///< the line's samples in its experiments at a non-zero speedup: delays inserted
   std::map<size_t, std::pair<double, double>> s_and_t;  ///< per profile: (s, T)
   std::set<size_t> profiles;
   bool fixed_line = false;  ///< measured by a --fixed-line run: in every phase, not only its own
@@ -523,6 +524,7 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
       line.t_obs += experiment.duration_ns;
       if (experiment.selected_samples >= 0) line.s_obs += experiment.selected_samples;
       else line.s_obs_known = false;
+      if (key != 0 && experiment.selected_samples > 0) line.sped_samples += experiment.selected_samples;
       if (experiment.line_samples_total >= 0 && experiment.elapsed_ns > 0)
         last_running[experiment.selected] = {experiment.line_samples_total, experiment.elapsed_ns};
 
@@ -638,7 +640,10 @@ Report analyse(const std::vector<Profile>& profiles, const Options& options) {
     if (ranking) {
       result.rank_impact = ranking->impact.value;
       if (ranking->has_rank_bound) result.rank_bound = ranking->rank_bound;
-      result.enough_evidence = ranking->enough_evidence;
+      // Experiments in which the line was (almost) never sampled inserted no delay: they did not
+      // speed it up, whatever their speedup, and their curve is the program's noise.
+      result.enough_evidence =
+          ranking->enough_evidence && (!data.s_obs_known || data.sped_samples >= kMinEvidenceSamples);
     }
     if (uses_run_baseline) run_baseline_lines.push_back(name);
     report.lines.push_back(std::move(result));

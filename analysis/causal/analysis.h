@@ -113,6 +113,10 @@ inline constexpr int kMinNoiseDegrees = 4;
 /// and this many experiments (its own baseline included); lines below rank after all others.
 inline constexpr int kMinEvidenceSpeedups = 2;
 inline constexpr int kMinEvidenceExperiments = 3;
+/// And the line sampled this many times in its sped experiments (each sample inserts the delay of
+/// one period): memcached's merged report ranked first a line with 6 experiments at 4 speedups
+/// and one sample among them (+52%: the rounds' different rates, not the line).
+inline constexpr double kMinEvidenceSamples = 10;
 
 /// Too few visits per experiment for a progress point to give a usable rate.
 inline constexpr double kMinVisitsPerExperiment = 5;

@@ -311,14 +311,15 @@ std::string render_text(const Report& report, const std::vector<Profile>& profil
   }
   out += "impact = mean predicted program speedup over the measured line speedups; 95% CIs by bootstrap, never\n"
          "narrower than the run's per-experiment noise; ranked by the impact's lower noise bound, lines with\n"
-         "not enough evidence (under 2 non-zero speedups or 3 experiments) last\n\n";
+         "not enough evidence (under 2 non-zero speedups, 3 experiments, or 10 samples of the line in its\n"
+         "sped experiments) last\n\n";
 
   auto rows = table_rows(
       report, output, {"#", "line", "point", "impact", "95% CI", "slope", "max", "exps", "speedups", "phase", "notes"},
       [](const LineResult& line, const PointResult& point) {
         std::vector<std::string> notes = point_notes(point);
         if (point.n_speedups < 3) notes.push_back("few speedups");
-        if (!point.curve.empty() && !point.enough_evidence) notes.push_back("not enough evidence");
+        if (!point.curve.empty() && (!point.enough_evidence || !line.enough_evidence)) notes.push_back("not enough evidence");
         return std::vector<std::string>{
             point.impact.valid ? percent(point.impact.value) : "-",
             point.impact.has_ci ? fmt::format("[{}, {}]", percent(point.impact.ci_low), percent(point.impact.ci_high)) : "",

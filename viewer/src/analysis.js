@@ -9,6 +9,8 @@ export const MIN_VISITS_PER_EXPERIMENT = 5;
 export const MIN_NOISE_DEGREES = 4;
 export const MIN_EVIDENCE_SPEEDUPS = 2;
 export const MIN_EVIDENCE_EXPERIMENTS = 3;
+// And the line sampled this many times in its sped experiments (each sample inserts one period's delay).
+export const MIN_EVIDENCE_SAMPLES = 10;
 // A point whose median visited experiment saw this many visits or more is busy: an experiment without a
 // visit beside one with visits marks where its activity started or stopped (analysis.cpp kEdgeMinVisits).
 export const EDGE_MIN_VISITS = 20;
@@ -176,7 +178,7 @@ function collect(profiles, report) {
       const key = Math.round(experiment.speedup * 1000);
       let line = lines.get(experiment.selected);
       if (!line) {
-        line = { experiments: 0, speedups: new Set(), tObs: 0, sObs: 0, sObsKnown: true, sAndT: new Map(), profiles: new Set(), fixedLine: false };
+        line = { experiments: 0, speedups: new Set(), tObs: 0, sObs: 0, sObsKnown: true, spedSamples: 0, sAndT: new Map(), profiles: new Set(), fixedLine: false };
         lines.set(experiment.selected, line);
       }
       line.experiments++;
@@ -188,6 +190,7 @@ function collect(profiles, report) {
       line.tObs += experiment.duration;
       if (experiment.selectedSamples >= 0) line.sObs += experiment.selectedSamples;
       else line.sObsKnown = false;
+      if (key !== 0 && experiment.selectedSamples > 0) line.spedSamples += experiment.selectedSamples;
       if (experiment.lineSamplesTotal >= 0 && experiment.elapsed > 0) {
         lastRunning.set(experiment.selected, [experiment.lineSamplesTotal, experiment.elapsed]);
       }
@@ -576,7 +579,8 @@ export function analyse(profiles, options = DEFAULT_OPTIONS, { eager = true } = 
     if (ranking) {
       result.rankImpact = ranking.impact.value;
       result.rankBound = ranking.rankBound;
-      result.enoughEvidence = ranking.enoughEvidence;
+      // Experiments in which the line was (almost) never sampled inserted no delay: no speedup tested.
+      result.enoughEvidence = ranking.enoughEvidence && (!data.sObsKnown || data.spedSamples >= MIN_EVIDENCE_SAMPLES);
     }
     if (usesRun) runBaselineLines.push(name);
     if (eager) ensureLineIntervals(result, options);

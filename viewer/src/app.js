@@ -267,7 +267,8 @@ function card(line, rank) {
   const weak = line.rankImpact !== null && !line.enoughEvidence && !(state.report.fixedSpeedup > 0);
   if (weak) {
     title.append(el('span', { class: 'badge weak', text: 'not enough evidence',
-      title: 'fewer than 2 non-zero speedups or 3 experiments: ranked after the better-measured lines' }));
+      title: 'fewer than 2 non-zero speedups, 3 experiments, or 10 samples of the line in its sped experiments: ' +
+        'ranked after the better-measured lines' }));
   }
   const article = el('article', { class: weak ? 'card weak' : 'card', 'data-line': line.line }, title, metricsOf(line),
     el('div', { class: 'chart' }));

@@ -213,6 +213,28 @@ test("Coz's wrapped unsigned duration and difference read as negative: dropped a
   assert.ok(!report.warnings.some((w) => w.includes('skipped')), report.warnings.join('; '));
 });
 
+test('a line almost never sampled in its sped experiments has no evidence (as the C++ test of that name)', () => {
+  // memcached's merged report ranked first a line with one sample among its sped experiments.
+  const text = readFileSync(join(fixtures, 'evidence.jsonl'), 'utf8');
+  const withSamples = (perExperiment) => {
+    let given = 0;
+    return text.split('\n').map((l) => {
+      if (!l.trim()) return l;
+      const r = JSON.parse(l);
+      if (r.type === 'experiment' && r.selected === 'src/evidence.cpp:10' && r.speedup > 0) {
+        r.selected_samples = perExperiment(given++);
+      }
+      return JSON.stringify(r);
+    }).join('\n');
+  };
+  const starved = analyse([parseProfile(withSamples(() => 1), 'starved')]);
+  assert.equal(starved.lines[0].line, 'src/evidence.cpp:30');
+  assert.equal(starved.lines.find((l) => l.line === 'src/evidence.cpp:10').enoughEvidence, false);
+  assert.equal(starved.lines[0].enoughEvidence, true);
+  const ten = analyse([parseProfile(withSamples((i) => (i < 2 ? 2 : 1)), 'ten')]);
+  assert.equal(ten.lines[0].line, 'src/evidence.cpp:10');
+});
+
 test('ranks by evidence, not by single experiments (as the C++ test RanksByEvidenceNotBySingleExperiments)', () => {
   // evidence.jsonl: W (14 experiments, impact 0.1), M (one experiment at each of 0, 0.5, 1; impact 0.14),
   // S (one experiment at x = 1; impact 0.175). Ranking by impact put S first and gave M a zero-width

@@ -503,6 +503,30 @@ std::vector<std::string> order_of(const Report& report) {
   return names;
 }
 
+TEST(Report, ALineAlmostNeverSampledInItsSpedExperimentsHasNoEvidence) {
+  // Bug: memcached's merged report (9 rounds) ranked first assoc.c:79 at +52% [+36, +69] on 6
+  // experiments at 4 speedups with one sample of the line among its sped ones: no delay was
+  // inserted, and its curve was the rounds' different rates. evidence.jsonl's W (14 experiments, its
+  // interval the narrowest) loses its evidence when its sped experiments sample it once each.
+  Profile profile = load("evidence.jsonl");
+  for (Experiment& e : profile.experiments)
+    if (e.selected == "src/evidence.cpp:10" && e.speedup > 0) e.selected_samples = 1;
+  Report report = analyse({profile}, Options{});
+  ASSERT_EQ(report.lines.size(), 3u);
+  EXPECT_EQ(report.lines[0].line, "src/evidence.cpp:30") << "M, whose sped experiments sampled it, leads";
+  const LineResult* well = nullptr;
+  for (const LineResult& line : report.lines)
+    if (line.line == "src/evidence.cpp:10") well = &line;
+  ASSERT_NE(well, nullptr);
+  EXPECT_FALSE(well->enough_evidence) << "8 samples in its sped experiments: fewer than kMinEvidenceSamples";
+  EXPECT_TRUE(report.lines[0].enough_evidence);
+  // With ten samples among them (as many as kMinEvidenceSamples), W leads again.
+  int given = 0;
+  for (Experiment& e : profile.experiments)
+    if (e.selected == "src/evidence.cpp:10" && e.speedup > 0) e.selected_samples = given++ < 2 ? 2 : 1;
+  EXPECT_EQ(analyse({profile}, Options{}).lines[0].line, "src/evidence.cpp:10");
+}
+
 TEST(Report, BootstrapIsDeterministicPerSeedAndTheRankingIndependentOfIt) {
   Profile profile = load("basic.jsonl");
   Report a = analyse({profile}, Options{});
