@@ -31,46 +31,42 @@ uint64_t delay_within_cpu_bound(uint64_t delay_ns, uint64_t duration_ns, double 
   return std::min(delay_ns, static_cast<uint64_t>(most));
 }
 
+double RecentRatios::median() const {
+  const std::size_t n = known();
+  if (n == 0) return 0;
+  std::array<double, kCoverageHistory> sorted = values_;
+  auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(n));
+  return *middle;
+}
+
+bool RecentRatios::set_aside(bool outlier, double value) {
+  if (outlier) {
+    if (++in_a_row_ < kCoverageMaxInARow) return true;
+    count_ = 0;  // the program changed for good: its new value is the reference from here on
+  }
+  in_a_row_ = 0;
+  values_[count_ % kCoverageHistory] = value;
+  ++count_;
+  return false;
+}
+
 bool SampleCoverage::lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns) {
   if (period_ns == 0 || cpu_ns < kCoverageMinPeriods * period_ns) return false;
   const double periods = static_cast<double>(cpu_ns) / static_cast<double>(period_ns);
-  const std::size_t known = std::min(count_, kCoverageHistory);
-  if (known >= kCoverageMinHistory) {
-    std::array<double, kCoverageHistory> sorted = ratios_;
-    auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(known / 2);
-    std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(known));
-    const double expected = periods * *middle;
+  bool outlier = false;
+  if (ratios_.known() >= kCoverageMinHistory) {
+    const double expected = periods * ratios_.median();
     const double seen = static_cast<double>(samples);
-    if (seen < kCoverageFloor * expected && seen < expected - kCoverageSigmas * std::sqrt(expected)) {
-      if (++in_a_row_ < kCoverageMaxInARow) return true;
-      count_ = 0;  // the program changed: its new ratio is the reference from here on
-    }
+    outlier = seen < kCoverageFloor * expected && seen < expected - kCoverageSigmas * std::sqrt(expected);
   }
-  in_a_row_ = 0;
-  ratios_[count_ % kCoverageHistory] = static_cast<double>(samples) / periods;
-  ++count_;
-  return false;
+  return ratios_.set_aside(outlier, static_cast<double>(samples) / periods);
 }
 
 bool ProfilerLoad::busy(uint64_t profiler_cpu_ns, uint64_t duration_ns) {
   if (duration_ns == 0) return false;
   const double share = static_cast<double>(profiler_cpu_ns) / static_cast<double>(duration_ns);
-  const std::size_t known = std::min(count_, kCoverageHistory);
-  double typical = 0;
-  if (known > 0) {
-    std::array<double, kCoverageHistory> sorted = shares_;
-    auto middle = sorted.begin() + static_cast<std::ptrdiff_t>(known / 2);
-    std::nth_element(sorted.begin(), middle, sorted.begin() + static_cast<std::ptrdiff_t>(known));
-    typical = *middle;
-  }
-  if (share > kBusyShare && share > kBusyOverTypical * typical) {
-    if (++in_a_row_ < kCoverageMaxInARow) return true;
-    count_ = 0;  // the profiler's load changed for good: its new share is the reference from here on
-  }
-  in_a_row_ = 0;
-  shares_[count_ % kCoverageHistory] = share;
-  ++count_;
-  return false;
+  return shares_.set_aside(share > kBusyShare && share > kBusyOverTypical * shares_.median(), share);
 }
 
 bool RingLosses::set_aside(uint64_t dropped, uint64_t kept) {

@@ -2,6 +2,7 @@
 // choice and the adaptation of the experiment length: pure decisions over time and samples, no
 // threads, delays or perf. Owned and driven by the profiler thread only.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -78,6 +79,24 @@ inline constexpr uint64_t kCoverageMinPeriods = 10;     ///< an experiment with 
 /// time whatif cannot sample): the last of them starts the reference afresh and is kept.
 inline constexpr std::size_t kCoverageMaxInARow = 5;
 
+/// The recent values of a per-experiment ratio, whose median is the reference for the next. An
+/// outlier is set aside and teaches nothing; kCoverageMaxInARow of them in a row are the program's
+/// new normal: the last is kept and the reference restarts from it.
+class RecentRatios {
+ public:
+  std::size_t known() const { return std::min(count_, kCoverageHistory); }
+  /// The median of the known values (0 with none).
+  double median() const;
+  /// Whether an experiment whose ratio is `value`, an outlier against median() or not, is set aside;
+  /// when it is not, `value` joins the history.
+  bool set_aside(bool outlier, double value);
+
+ private:
+  std::array<double, kCoverageHistory> values_{};
+  std::size_t count_ = 0;     ///< values seen; the last kCoverageHistory are kept
+  std::size_t in_a_row_ = 0;  ///< outliers set aside since the last kept one
+};
+
 class SampleCoverage {
  public:
   /// Whether an experiment with `samples` (weighted: its measured part's samples of the program's
@@ -86,9 +105,7 @@ class SampleCoverage {
   bool lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns);
 
  private:
-  std::array<double, kCoverageHistory> ratios_{};
-  std::size_t count_ = 0;  ///< ratios seen; the last kCoverageHistory are kept
-  std::size_t in_a_row_ = 0;  ///< experiments found lost since the last kept one
+  RecentRatios ratios_;  ///< samples per period of CPU time
 };
 
 /// Samples the threads' rings dropped during an experiment (the profiler thread fell behind
@@ -126,9 +143,7 @@ class ProfilerLoad {
   bool busy(uint64_t profiler_cpu_ns, uint64_t duration_ns);
 
  private:
-  std::array<double, kCoverageHistory> shares_{};
-  std::size_t count_ = 0;
-  std::size_t in_a_row_ = 0;
+  RecentRatios shares_;  ///< the profiler thread's CPU time per experiment length
 };
 
 /// What the machine's options fix; everything else it decides.
