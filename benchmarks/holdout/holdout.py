@@ -3,7 +3,9 @@
 
 For each program and each marked line (`// @line:A`, `// @line:B`):
   truth      = 1 - median(elapsed at scale 1-s) / median(elapsed at scale 1.0), from
-               interleaved native runs (the baseline runs are shared by a program's lines);
+               interleaved native runs (the baseline runs are shared by a program's lines), half
+               of them before the program's profiled runs and half after; the truth's bootstrap
+               95% interval and its drift between the halves are reported beside it;
   prediction = whatif's predicted program speedup for that line at virtual speedup s,
                from R runs of `whatif run --fixed-line FILE:LINE --fixed-speedup S`.
 
@@ -15,6 +17,7 @@ Usage:
 import argparse
 import json
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -26,6 +29,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 SRC = os.path.join(HERE, "src")
 BIN = os.path.join(REPO, "build", "benchmarks", "holdout")  # --bindir; outside the source tree
 DEFAULT_WHATIF = os.path.join(REPO, "build", "launcher", "whatif")
+DRIFT_PP = 5.0  # a truth that moved more than this between its two halves is reported as moved
 
 # name -> (source file, description, item count for --smoke); the source may be a tuple of files
 # (the program's own first) when a marked line lives in another one, e.g. a shared library's
@@ -124,22 +128,30 @@ def scale_arg(line_letter, scale):
     return "scale%s=%g" % (line_letter, scale)
 
 
-def native_truth(prog, letters, s, reps, extra):
-    """Interleaved native runs: per rep, the baseline and each line's sped-up run, in a
-    rotating order. Returns (baseline median ns, {letter: (median ns, truth %)})."""
+def native_times(prog, letters, s, reps, extra, first_rep=0):
+    """Interleaved native runs: per rep, the baseline and each line's sped-up run, in a rotating
+    order (continued from `first_rep`). Returns {condition: [ns, ...]}, None the baseline."""
     conds = [None] + list(letters)  # None = baseline
     times = {c: [] for c in conds}
-    for rep in range(reps):
+    for rep in range(first_rep, first_rep + reps):
         k = rep % len(conds)
         for c in conds[k:] + conds[:k]:
             args = list(extra) if c is None else [scale_arg(c, 1.0 - s / 100.0)] + list(extra)
             times[c].append(run_native(prog, args))
-    base = statistics.median(times[None])
-    out = {}
-    for c in letters:
-        med = statistics.median(times[c])
-        out[c] = (med, 100.0 * (1.0 - med / base), times[c])
-    return base, times[None], out
+    return times
+
+
+def truth_of(base_times, line_times):
+    return 100.0 * (1.0 - statistics.median(line_times) / statistics.median(base_times))
+
+
+def truth_interval(base_times, line_times, draws=2000):
+    """95% bootstrap interval of the truth: its own noise, which bounds how close any prediction
+    can be judged to come."""
+    rng = random.Random(len(base_times) * 1000003 + len(line_times))
+    values = sorted(truth_of([rng.choice(base_times) for _ in base_times], [rng.choice(line_times) for _ in line_times])
+                    for _ in range(draws))
+    return values[int(0.025 * draws)], values[int(0.975 * draws) - 1]
 
 
 def parse_report_json(text, file_line, s):
@@ -267,10 +279,14 @@ def main():
         src, desc, _ = PROGRAMS[prog]
         lines = find_lines(src)
         letters = [c for c in sorted(lines) if want_letters is None or c in want_letters]
-        log("[%s] native truth: %d interleaved reps x %d conditions" % (prog, args.native_reps, len(letters) + 1))
-        base, base_times, truth = native_truth(prog, letters, s, args.native_reps, args.prog_args)
-        log("[%s] baseline median %.1f ms (min %.1f, max %.1f)"
-            % (prog, base / 1e6, min(base_times) / 1e6, max(base_times) / 1e6))
+        # The truth is measured around the profiled runs, half before and half after: a machine
+        # whose state changes meanwhile (this VM's vCPUs have run a program 30% slower for minutes)
+        # shows as a drift between the halves instead of passing for whatif's error.
+        before_reps = (args.native_reps + 1) // 2
+        log("[%s] native truth: %d interleaved reps x %d conditions before the profiled runs, %d after"
+            % (prog, before_reps, len(letters) + 1, args.native_reps - before_reps))
+        before = native_times(prog, letters, s, before_reps, args.prog_args)
+        predictions = {}
         for c in letters:
             fl = lines[c]
             preds = [[] for _ in args.whatif]
@@ -285,32 +301,58 @@ def main():
                     log("[%s] line %s (%s) whatif %d rep %d: %s" % (prog, c, fl, w, r, "-" if p is None else "%+.1f%%" % p))
                     if p is not None:
                         preds[w].append(p)
+            predictions[c] = preds
+        after = native_times(prog, letters, s, args.native_reps - before_reps, args.prog_args, first_rep=before_reps)
+        base_times = before[None] + after[None]
+        base = statistics.median(base_times)
+        log("[%s] baseline median %.1f ms (min %.1f, max %.1f)"
+            % (prog, base / 1e6, min(base_times) / 1e6, max(base_times) / 1e6))
+        for c in letters:
+            line_times = before[c] + after[c]
+            truth = truth_of(base_times, line_times)
+            drift = truth_of(after[None], after[c]) - truth_of(before[None], before[c]) if after[None] else 0.0
+            low, high = truth_interval(base_times, line_times)
+            log("[%s] line %s truth %+.1f%% [%+.1f, %+.1f], after the profiled runs %+.1f than before"
+                % (prog, c, truth, low, high, drift))
             for w, whatif in enumerate(args.whatif):
-                pred = statistics.median(preds[w]) if preds[w] else None
+                preds = predictions[c][w]
+                pred = statistics.median(preds) if preds else None
                 rows.append({
-                    "program": prog, "line": c, "file_line": fl, "speedup": s, "whatif": whatif,
-                    "native_ms": base / 1e6, "truth": truth[c][1],
-                    "truth_times_ms": [t / 1e6 for t in truth[c][2]],
+                    "program": prog, "line": c, "file_line": lines[c], "speedup": s, "whatif": whatif,
+                    "native_ms": base / 1e6, "truth": truth, "truth_interval": [low, high], "truth_drift": drift,
+                    "truth_times_ms": [t / 1e6 for t in line_times],
                     "base_times_ms": [t / 1e6 for t in base_times],
-                    "predictions": preds[w], "pred": pred,
-                    "error": None if pred is None else pred - truth[c][1],
-                    "spread": (min(preds[w]), max(preds[w])) if preds[w] else None,
+                    "predictions": preds, "pred": pred,
+                    "error": None if pred is None else pred - truth,
+                    "spread": (min(preds), max(preds)) if preds else None,
                 })
 
     for w, whatif in enumerate(args.whatif):
         print("whatif holdout: line speedup s=%g%%, native reps %d, whatif reps %d (%s)"
               % (s, args.native_reps, args.reps, whatif))
-        print("%-9s %-4s %-16s %8s %8s %8s %8s  %s" % ("program", "line", "file:line", "base_ms", "truth", "pred", "error", "spread (min..max)"))
+        print("%-9s %-4s %-16s %8s %8s %-15s %7s %8s %8s  %s" % ("program", "line", "file:line", "base_ms", "truth",
+                                                               "truth 95%", "drift", "pred", "error", "spread (min..max)"))
         mine = [r for r in rows if r["whatif"] == whatif]
         for r in mine:
             spread = "-" if r["spread"] is None else "%+.1f..%+.1f" % r["spread"]
-            print("%-9s %-4s %-16s %8.1f %s %s %s  %s" % (r["program"], r["line"], r["file_line"], r["native_ms"],
-                                                       fmt(r["truth"], 8), fmt(r["pred"], 8), fmt(r["error"], 8), spread))
+            interval = "[%+.1f, %+.1f]" % tuple(r["truth_interval"])
+            print("%-9s %-4s %-16s %8.1f %s %-15s %s %s %s  %s" % (r["program"], r["line"], r["file_line"], r["native_ms"],
+                                                                 fmt(r["truth"], 8), interval, fmt(r["truth_drift"], 7),
+                                                                 fmt(r["pred"], 8), fmt(r["error"], 8), spread))
         errs = [abs(r["error"]) for r in mine if r["error"] is not None]
         if errs:
             worst = max((r for r in mine if r["error"] is not None), key=lambda r: abs(r["error"]))
             print("mean |error| = %.1f pp over %d lines; worst |error| = %.1f pp (%s line %s)"
                   % (statistics.mean(errs), len(errs), abs(worst["error"]), worst["program"], worst["line"]))
+            print("the truth's own 95%% interval: +/-%.1f pp on average (noise that every error above carries)"
+                  % statistics.mean((r["truth_interval"][1] - r["truth_interval"][0]) / 2 for r in mine))
+            moved = [r for r in mine if abs(r["truth_drift"]) > DRIFT_PP and r["error"] is not None]
+            if moved:
+                steady = [abs(r["error"]) for r in mine if abs(r["truth_drift"]) <= DRIFT_PP and r["error"] is not None]
+                print("the truth moved by more than %g pp between before and after the profiled runs on %d lines (%s); "
+                      "mean |error| on the other %d: %.1f pp"
+                      % (DRIFT_PP, len(moved), ", ".join("%s %s %+.1f" % (r["program"], r["line"], r["truth_drift"]) for r in moved),
+                         len(steady), statistics.mean(steady) if steady else float("nan")))
         missing = [r for r in mine if r["pred"] is None]
         if missing:
             print("no prediction for: " + ", ".join("%s:%s" % (r["program"], r["line"]) for r in missing))

@@ -26,6 +26,7 @@ memcslap cannot be had. Usage: memcached_bench.py --build BUILD [--reps N] [--ge
 import argparse
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -205,6 +206,18 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     return elapsed
 
 
+def slowdown_interval(native, profiled, draws=2000):
+    """95% interval of median(profiled) / median(native), rounds resampled (pairs kept together)."""
+    rng = random.Random(len(native))
+    rounds = list(zip(native, profiled))
+    values = []
+    for _ in range(draws):
+        sample = [rng.choice(rounds) for _ in rounds]
+        values.append(statistics.median(p for _, p in sample) / statistics.median(n for n, _ in sample))
+    values.sort()
+    return values[int(0.025 * draws)], values[int(0.975 * draws) - 1]
+
+
 cpu = {}  # (mode, rep): the server's CPU seconds over the whole memcslap run (sets and gets)
 
 
@@ -319,11 +332,18 @@ def main():
 
     native = statistics.median(times["native"]) if "native" in times else None
     print(f"\nthe get phase's time (memcslap 'Time to get'), median of {args.reps}, over native's")
-    print(f"{'mode':<15} {'median s':>9} {'slowdown':>9}   runs (s)")
+    # This VM runs the same load 0.7-1.5x as fast from one minute to the next: the interval says what
+    # the rounds resolve (rounds resampled), the per-round ratio what interleaving removes of it.
+    print(f"{'mode':<15} {'median s':>9} {'slowdown':>9} {'95% interval':>14} {'per round':>10}   runs (s)")
     for mode in modes:
         median = statistics.median(times[mode])
         ratio = f"{median / native:.2f}x" if native else "-"
-        print(f"{mode:<15} {median:9.3f} {ratio:>9}   " + " ".join(f"{t:.2f}" for t in times[mode]))
+        interval = per_round = "-"
+        if native and mode != "native":
+            low, high = slowdown_interval(times["native"], times[mode])
+            interval = f"[{low:.2f}, {high:.2f}]"
+            per_round = f"{statistics.median(t / n for t, n in zip(times[mode], times['native'])):.2f}x"
+        print(f"{mode:<15} {median:9.3f} {ratio:>9} {interval:>14} {per_round:>10}   " + " ".join(f"{t:.2f}" for t in times[mode]))
     print(f"\nthe server's CPU seconds over the whole load (sets and gets), median of {args.reps}")
     for mode in modes:
         values = [cpu[(mode, rep)] for rep in range(args.reps) if (mode, rep) in cpu]
