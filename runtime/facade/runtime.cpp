@@ -497,6 +497,7 @@ struct StartArguments {
   void* argument;
   uint64_t parent_local_ns;
   delays::ThreadCreation creation;
+  int (*c11_routine)(void*) = nullptr;  ///< a C11 thread's (thrd_create): it returns an int
 };
 
 void* thread_trampoline(void* raw) {
@@ -510,27 +511,55 @@ void* thread_trampoline(void* raw) {
   } else {
     delays::thread_not_started(arguments.creation);
   }
+  // A C11 thread's int result travels as glibc's own start_thread carries it, so that thrd_join
+  // reads it back: (void*)(uintptr_t)result.
+  if (arguments.c11_routine != nullptr) {
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(arguments.c11_routine(arguments.argument)));
+  }
   return arguments.routine(arguments.argument);  // retire_thread runs as the key's destructor
 }
-}  // namespace
 
-int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
-  ensure_started();
-  if (!running()) return real::pthread_create(thread, attr, routine, arg);
+/// Starts a thread through thread_trampoline: it inherits `arguments`' parent clock. pthread_create's
+/// result.
+int start_thread(pthread_t* thread, const pthread_attr_t* attr, StartArguments arguments) {
   ThreadState* parent = current_thread();
   if (parent != nullptr) {
     // The child inherits the clock: what the parent's wait for a CPU paid, the child owes neither.
     delays::BusyScope busy(parent->delays.busy);
     if (busy.held()) delays::absorb_cpu_wait(*g_state->delays, parent->delays);
   }
-  auto* arguments = new StartArguments{routine, arg, parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0,
-                                       delays::thread_created()};
-  int result = real::pthread_create(thread, attr, &thread_trampoline, arguments);
+  arguments.parent_local_ns = parent ? parent->delays.local_ns.load(std::memory_order_acquire) : 0;
+  arguments.creation = delays::thread_created();
+  auto* copy = new StartArguments(arguments);
+  int result = real::pthread_create(thread, attr, &thread_trampoline, copy);
   if (result != 0) {
-    delays::thread_not_started(arguments->creation);
-    delete arguments;
+    delays::thread_not_started(copy->creation);
+    delete copy;
   }
   return result;
+}
+}  // namespace
+
+int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
+  ensure_started();
+  if (!running()) return real::pthread_create(thread, attr, routine, arg);
+  return start_thread(thread, attr, StartArguments{routine, arg, 0, {}});
+}
+
+int create_c11_thread(thrd_t* thread, int (*routine)(void*), void* arg) {
+  ensure_started();
+  if (!running()) return real::thrd_create(thread, routine, arg);  // the program's libc has it: it called it
+  StartArguments arguments{nullptr, arg, 0, {}};
+  arguments.c11_routine = routine;
+  // thrd_t is glibc's pthread_t; its errors as glibc's thrd_create maps them.
+  switch (start_thread(reinterpret_cast<pthread_t*>(thread), nullptr, arguments)) {
+    case 0:
+      return thrd_success;
+    case ENOMEM:
+      return thrd_nomem;
+    default:
+      return thrd_error;
+  }
 }
 
 int detach_thread(pthread_t thread) {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <threads.h>
 
 #include <cstdint>
 
@@ -33,6 +34,9 @@ void exception_caught(uintptr_t handler_sp);
 /// pthread_create through the runtime: the child registers itself, inherits its parent's delay
 /// clock and starts sampling before running `routine`.
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg);
+/// thrd_create (C11 <threads.h>) through the runtime, as create_thread: glibc starts C11 threads
+/// with its internal pthread_create, past the shim, and they ran unseen (no samples, no delays).
+int create_c11_thread(thrd_t* thread, int (*routine)(void*), void* arg);
 /// pthread_detach with the sample signal blocked: no pause of this thread inside glibc's call.
 int detach_thread(pthread_t thread);
 

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,10 +118,10 @@ int yielding(Call&& call) {
 /// failed as the call would have. A server takes tens of locks a request, and the protocol on each
 /// cost memcached several percent of its CPU.
 template <typename Attempt, typename Call>
-int lock_blocking(Attempt&& attempt, Call&& call) {
+int lock_blocking(Attempt&& attempt, Call&& call, int busy = EBUSY) {
   ReentryGuard guard;
   if (!hooks_apply(guard)) return call();
-  if (int result = attempt(); result != EBUSY) return result;
+  if (int result = attempt(); result != busy) return result;
   return around_wait(call, [](int) { return true; });
 }
 
@@ -411,6 +412,55 @@ WHATIF_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* lock, const struc
 }
 WHATIF_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t* lock) noexcept {
   return waking([&] { return real::pthread_rwlock_unlock(lock); });
+}
+// ---- C11 threads (<threads.h>) ----------------------------------------------------------------
+// glibc builds them on its internal pthread functions, which never pass through the shims above: a
+// program of C11 threads ran its workers unseen. The same protocols, on the C11 calls themselves.
+WHATIF_EXPORT int thrd_create(thrd_t* thread, thrd_start_t routine, void* arg) {
+  ReentryGuard guard;
+  real::resolve();
+  if (!guard.entered()) return real::thrd_create(thread, routine, arg);
+  return facade::create_c11_thread(thread, routine, arg);
+}
+WHATIF_EXPORT int thrd_join(thrd_t thread, int* result) {
+  return blocking([&] { return real::thrd_join(thread, result); }, kAlwaysWoken);
+}
+WHATIF_EXPORT void thrd_exit(int result) {
+  waking([] { return 0; });  // as pthread_exit
+  facade::before_unwind();
+  real::thrd_exit(result);
+  __builtin_unreachable();
+}
+WHATIF_EXPORT int thrd_sleep(const struct timespec* duration, struct timespec* remaining) {
+  return blocking([&] { return real::thrd_sleep(duration, remaining); }, kNeverWoken);
+}
+WHATIF_EXPORT void thrd_yield() {
+  yielding([] {
+    real::thrd_yield();
+    return 0;
+  });
+}
+WHATIF_EXPORT int mtx_lock(mtx_t* mutex) {
+  return lock_blocking([&] { return real::mtx_trylock(mutex); }, [&] { return real::mtx_lock(mutex); }, thrd_busy);
+}
+WHATIF_EXPORT int mtx_timedlock(mtx_t* __restrict mutex, const struct timespec* __restrict deadline) {
+  return blocking([&] { return real::mtx_timedlock(mutex, deadline); }, kWokenIfZero);  // thrd_success is 0
+}
+WHATIF_EXPORT int mtx_unlock(mtx_t* mutex) {
+  return waking([&] { return real::mtx_unlock(mutex); });
+}
+WHATIF_EXPORT int cnd_wait(cnd_t* condition, mtx_t* mutex) {
+  return blocking([&] { return real::cnd_wait(condition, mutex); }, kAlwaysWoken);
+}
+WHATIF_EXPORT int cnd_timedwait(cnd_t* __restrict condition, mtx_t* __restrict mutex,
+                                const struct timespec* __restrict deadline) {
+  return blocking([&] { return real::cnd_timedwait(condition, mutex, deadline); }, kWokenIfZero);
+}
+WHATIF_EXPORT int cnd_signal(cnd_t* condition) {
+  return waking([&] { return real::cnd_signal(condition); });
+}
+WHATIF_EXPORT int cnd_broadcast(cnd_t* condition) {
+  return waking([&] { return real::cnd_broadcast(condition); });
 }
 WHATIF_EXPORT int sem_wait(sem_t* semaphore) {
   return blocking([&] { return real::sem_wait(semaphore); }, kWokenIfZero);

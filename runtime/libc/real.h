@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 #include <unwind.h>
@@ -79,7 +80,11 @@ void* __cxa_begin_catch(void* exception) noexcept;
   OPTIONAL(GOMP_critical_start) OPTIONAL(GOMP_critical_end) OPTIONAL(GOMP_critical_name_start)   \
   OPTIONAL(GOMP_critical_name_end) OPTIONAL(omp_set_lock) OPTIONAL(omp_unset_lock)               \
   OPTIONAL(omp_set_nest_lock) OPTIONAL(omp_unset_nest_lock)                                       \
-  OPTIONAL(_Unwind_RaiseException) OPTIONAL(_Unwind_Resume_or_Rethrow) OPTIONAL(__cxa_begin_catch)
+  OPTIONAL(_Unwind_RaiseException) OPTIONAL(_Unwind_Resume_or_Rethrow) OPTIONAL(__cxa_begin_catch)  \
+  OPTIONAL(thrd_create) OPTIONAL(thrd_join) OPTIONAL(thrd_exit) OPTIONAL(thrd_sleep)              \
+  OPTIONAL(thrd_yield) OPTIONAL(mtx_lock) OPTIONAL(mtx_trylock) OPTIONAL(mtx_timedlock)            \
+  OPTIONAL(mtx_unlock) OPTIONAL(cnd_wait) OPTIONAL(cnd_timedwait) OPTIONAL(cnd_signal)             \
+  OPTIONAL(cnd_broadcast)
 
 namespace whatif::real {
 
