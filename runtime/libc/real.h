@@ -51,13 +51,14 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(pthread_create) REQUIRED(pthread_exit) REQUIRED(pthread_join) REQUIRED(pthread_detach)  \
   OPTIONAL(pthread_tryjoin_np) OPTIONAL(pthread_timedjoin_np)                                     \
   REQUIRED(pthread_mutex_lock) REQUIRED(pthread_mutex_unlock) REQUIRED(pthread_mutex_trylock)     \
-  OPTIONAL(pthread_mutex_timedlock)                                                               \
+  OPTIONAL(pthread_mutex_timedlock) OPTIONAL(pthread_mutex_clocklock) OPTIONAL(pthread_clockjoin_np) \
   REQUIRED(pthread_cond_wait) REQUIRED(pthread_cond_timedwait) REQUIRED(pthread_cond_signal)      \
   REQUIRED(pthread_cond_broadcast) OPTIONAL(pthread_cond_clockwait)                               \
   REQUIRED(pthread_barrier_wait)                                                                  \
   REQUIRED(pthread_rwlock_rdlock) REQUIRED(pthread_rwlock_wrlock) REQUIRED(pthread_rwlock_unlock) \
   REQUIRED(pthread_rwlock_tryrdlock) REQUIRED(pthread_rwlock_trywrlock)                          \
   OPTIONAL(pthread_rwlock_timedrdlock) OPTIONAL(pthread_rwlock_timedwrlock)                       \
+  OPTIONAL(pthread_rwlock_clockrdlock) OPTIONAL(pthread_rwlock_clockwrlock)                       \
   REQUIRED(sem_wait) REQUIRED(sem_timedwait) REQUIRED(sem_post) OPTIONAL(sem_clockwait)           \
   REQUIRED(sigwait) REQUIRED(sigwaitinfo) REQUIRED(sigtimedwait) REQUIRED(sigsuspend)             \
   REQUIRED(kill) REQUIRED(pthread_kill) REQUIRED(sigqueue)                                        \
