@@ -16,6 +16,7 @@
 #include <sys/select.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <time.h>
@@ -783,6 +784,12 @@ WHATIF_EXPORT ssize_t read(int fd, void* buffer, size_t count) {
 }
 WHATIF_EXPORT ssize_t write(int fd, const void* buffer, size_t count) {
   return blocking_io(fd, [&] { return real::write(fd, buffer, count); });
+}
+WHATIF_EXPORT ssize_t readv(int fd, const struct iovec* vectors, int count) {
+  return blocking_io(fd, [&] { return real::readv(fd, vectors, count); });
+}
+WHATIF_EXPORT ssize_t writev(int fd, const struct iovec* vectors, int count) {
+  return blocking_io(fd, [&] { return real::writev(fd, vectors, count); });
 }
 WHATIF_EXPORT ssize_t recv(int fd, void* buffer, size_t length, int flags) {
   return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::recv(fd, buffer, length, flags); });

@@ -13,6 +13,7 @@
 #include <sys/select.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <time.h>
@@ -66,7 +67,7 @@ void* __cxa_begin_catch(void* exception) noexcept;
   REQUIRED(exit) REQUIRED(_exit) REQUIRED(_Exit)                                                  \
   REQUIRED(nanosleep) REQUIRED(clock_nanosleep) REQUIRED(usleep) REQUIRED(sleep)                  \
   REQUIRED(sched_yield)                                                                           \
-  REQUIRED(read) REQUIRED(write) REQUIRED(recv) REQUIRED(send) REQUIRED(recvfrom)                 \
+  REQUIRED(read) REQUIRED(write) REQUIRED(readv) REQUIRED(writev) REQUIRED(recv) REQUIRED(send) REQUIRED(recvfrom)                 \
   REQUIRED(sendto) REQUIRED(recvmsg) REQUIRED(sendmsg) REQUIRED(accept) REQUIRED(accept4)         \
   REQUIRED(connect) REQUIRED(listen) REQUIRED(poll) REQUIRED(ppoll) REQUIRED(select)              \
   REQUIRED(pselect)                                                                               \

@@ -74,8 +74,9 @@ TEST_F(Integration, WaitsWithAClockAreCreditedWhenTheirThreadEndsThem) {
 // nonblock: reads of a non-blocking descriptor skip the blocking protocol (they cannot wait), so a
 // descriptor made blocking again by fcntl(F_SETFL) must be looked up afresh: remembered as
 // non-blocking, its blocking read was no wait at all, and the consumer paid the producer's delays.
+// readv: readv(2) and writev(2) were not interposed; the consumer paid the producer's delays.
 INSTANTIATE_TEST_SUITE_P(Waits, WokenThroughADescriptor,
-                         ::testing::Values("read", "poll", "epoll", "eventfd", "tcp", "nonblock"));
+                         ::testing::Values("read", "poll", "epoll", "eventfd", "tcp", "nonblock", "readv"));
 
 }  // namespace
 }  // namespace itest

@@ -6,7 +6,8 @@
    waits for with epoll_wait; tcp sends the bytes over a loopback TCP connection between the two
    threads instead of a pipe (a listener on any address, the producer connected to 127.0.0.1);
    nonblock tries each read with the pipe non-blocking, and when nothing is there yet makes it
-   blocking with fcntl(F_SETFL) and reads again, as a program that switches modes does.
+   blocking with fcntl(F_SETFL) and reads again, as a program that switches modes does; readv
+   writes and reads each byte with writev(2) and readv(2), as buffered event libraries do.
    Exits non-zero if an item is lost. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <whatif.h>
 
@@ -27,6 +29,7 @@
 static int g_pipe[2];
 static int g_eventfd = -1; /* eventfd mode: the producer signals here instead */
 static long g_items;
+static int g_vectored; /* readv mode: writev and readv */
 
 static void* producer(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
@@ -35,6 +38,10 @@ static void* producer(void* arg) {
     if (g_eventfd >= 0) {
       uint64_t one = 1;
       ITEST_CHECK(write(g_eventfd, &one, sizeof one) == sizeof one, "write eventfd");
+    } else if (g_vectored) {
+      char byte = 'x';
+      struct iovec vector = {.iov_base = &byte, .iov_len = 1};
+      ITEST_CHECK(writev(g_pipe[1], &vector, 1) == 1, "writev");
     } else {
       ITEST_CHECK(write(g_pipe[1], "x", 1) == 1, "write");
     }
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
   }
   int watched = g_pipe[0];
   if (strcmp(wait, "eventfd") == 0) watched = g_eventfd = eventfd(0, 0);
+  g_vectored = strcmp(wait, "readv") == 0;
   int ep = -1;
   if (strcmp(wait, "epoll") == 0 || strcmp(wait, "eventfd") == 0) {
     ep = epoll_create1(0);
@@ -84,6 +92,10 @@ int main(int argc, char** argv) {
     uint64_t count = 1;
     if (g_eventfd >= 0) {
       ITEST_CHECK(read(g_eventfd, &count, sizeof count) == sizeof count, "read eventfd");
+    } else if (g_vectored) {
+      char byte = 0;
+      struct iovec vector = {.iov_base = &byte, .iov_len = 1};
+      ITEST_CHECK(readv(g_pipe[0], &vector, 1) == 1 && byte == 'x', "readv item %ld", i);
     } else if (strcmp(wait, "nonblock") == 0) {
       char byte = 0;
       int flags = fcntl(g_pipe[0], F_GETFL);
