@@ -73,6 +73,9 @@ PROGRAMS = {
     "rwlockc":  ("rwlockc.c", "pthread_rwlock_t (default, reader-preferring): writer 0.6 ms exclusive (B) + 0.6 ms; 3 readers 0.4 ms shared (A) + 0.3 ms, one per version", 100),
     "sockpool": ("sockpool.c", "client -> 2 server threads over 2 AF_UNIX socketpairs round-robin: server 0.8 ms (A), client 0.3 ms a reply (B), 2 outstanding", 300),
     "twocallers": ("twocallers.c", "line A in a noinline helper called by 2 threads: main 0.6 ms (A) + 0.6 ms (B) an item; condvar-fed background 0.3 ms (A) an item, off the critical path", 130),
+    # session 33: calls glibc serves past the pthread shims (C11 threads) and clock waits
+    "c11fan":   ("c11fan.c", "C11 threads: main 0.6 ms (B) while a thrd_create'd worker runs 1 ms (A), mtx_t + cnd_t hand-offs", 150),
+    "timedmtx": ("timedmtx.cpp", "2 std::threads: 0.8 ms outside (A) + 1.2 ms inside (B) a std::timed_mutex taken with try_lock_for", 80),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
     # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since
