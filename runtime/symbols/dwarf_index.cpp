@@ -196,6 +196,23 @@ struct DwarfIndex::Impl {
     return res == DW_DLV_OK;
   }
 
+  /// Whether the unit's DW_AT_producer is GCC or GNU as ("GNU C17 12.2.0 ...", "GNU AS 2.40").
+  bool produced_by_gnu(Dwarf_Die unit_die) {
+    Dwarf_Attribute attr = nullptr;
+    Dwarf_Error error = nullptr;
+    int res = dwarf_attr(unit_die, DW_AT_producer, &attr, &error);
+    if (res != DW_DLV_OK) {
+      if (res == DW_DLV_ERROR) take_error(error);
+      return false;
+    }
+    char* text = nullptr;
+    res = dwarf_formstring(attr, &text, &error);
+    if (res == DW_DLV_ERROR) take_error(error);
+    const bool gnu = res == DW_DLV_OK && text != nullptr && std::string_view(text).starts_with("GNU ");
+    dwarf_dealloc_attribute(attr);
+    return gnu;
+  }
+
   bool attr_ref(Dwarf_Die die, Dwarf_Half name, Dwarf_Off* offset) {
     Dwarf_Attribute attr = nullptr;
     Dwarf_Error error = nullptr;
@@ -519,6 +536,14 @@ struct DwarfIndex::Impl {
     }
     unit.file_base = line_version >= 5 ? 0 : 1;
     read_files(unit, die);
+    // DWARF 5 starts each sequence's file register at 1, as earlier versions do; libdwarf 20210528
+    // (Debian 12's) starts it at 0, so rows before the sequence's first DW_LNS_set_file come back
+    // as file 0, the unit's primary file. GCC opens a unit with a duplicate of it as file 1 unless
+    // the unit's first function comes from a header: that function's lines were the .c file's
+    // (a header's hot loop at hot.h:4 reported as main.c:4, `-p hot.h:4` matching nothing). GCC
+    // and GNU as never name file 0 in a row themselves, so for their units a 0 is the register's
+    // initial 1. (LLVM's units do name file 0: for them a 0 stays ambiguous, and is kept.)
+    const bool zero_means_one = line_version >= 5 && produced_by_gnu(die);
 
     Dwarf_Line* lines = nullptr;
     Dwarf_Signed count = 0;
@@ -557,6 +582,7 @@ struct DwarfIndex::Impl {
           sequence_start = true;
           continue;
         }
+        if (zero_means_one && file == 0) file = 1;
         row = LineRow{address, 0, file_index(unit, file, lines[i]), static_cast<uint32_t>(line)};
       }
     }

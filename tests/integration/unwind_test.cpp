@@ -29,6 +29,26 @@ TEST_F(Unwind, TimeInMemsetGoesToTheCallingLine) {
   EXPECT_LE(in_memset / total, 0.75) << in_memset << " of " << total;
 }
 
+TEST_F(Integration, ALineInAHeaderWhoseFunctionOpensTheUnitIsTheHeadersLine) {
+  // Bug: with Debian 12's libdwarf, a GCC DWARF 5 unit whose first function comes from a header
+  // gave that function's rows file 0, the .c file: all of header_first.h's samples went to
+  // header_first.c at the same line number, and `-p header_first.h:LINE` matched no code.
+  const std::string header_line = marker_spec("header_first.h", "header-work");
+  const std::string same_number_in_c = "header_first.c:" + std::to_string(marker_line("header_first.h", "header-work"));
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20", "-p", header_line}, {program("header_first"), "800"});
+  ASSERT_EQ(e.status, 0) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GT(samples_for(p, header_line), 100) << e;
+  EXPECT_EQ(samples_for(p, same_number_in_c), 0) << "the header's samples went to the .c file";
+  long visits = 0;
+  for (const Experiment& x : p.experiments) {
+    if (const PointObservation* o = point(x, header_line)) visits += static_cast<long>(o->delta);
+  }
+  EXPECT_GT(visits, 0) << "-p on the header's line counted nothing: " << e;
+}
+
 TEST_F(Integration, SamplesDoNotLockOntoACycleOfWholePeriods) {
   // Bug: with a fixed 1-ms period, a thread whose work repeats every millisecond of its CPU time
   // was sampled at the same point of its cycle every time, in whichever half the first sample's
