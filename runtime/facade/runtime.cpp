@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,7 @@
 #include "fncounters/process_counters.h"
 #include "libc/guard.h"
 #include "libc/real.h"
+#include "os/memory.h"
 #include "os/os.h"
 #include "os/perf_event.h"
 #include "profile/profile_writer.h"
@@ -85,9 +87,28 @@ bool running() {
   return lifecycle == kRunning || lifecycle == kTreeChild;
 }
 
+/// The program's registered threads that have not exited (register_current_thread, retire_thread).
+std::atomic<long> g_live_program_threads{0};
+
+/// The calling thread, the program's last, is exiting after its main thread left with
+/// pthread_exit. glibc ends such a process when its last thread exits, but it counts whatif's own
+/// threads too, which wait for the program's end: the process lived on with only those (a program
+/// whose main called pthread_exit hung after its workers finished, and the SIGTERM its launcher
+/// forwarded stayed pending, blocked in the profiler thread). Ends the process as glibc would, with
+/// status 0, unless threads whatif never saw (started before it, or with clone) are still there.
+void end_after_last_thread() {
+  // The main thread, once it has left, stays listed as a zombie until the process ends.
+  const int leader = os::gettid() == getpid() ? 0 : 1;
+  const int threads = os::thread_count();
+  if (threads < 0 || threads > real::runtime_threads() + 1 + leader) return;
+  before_exit(0);  // the profile is finished and kept (retire_thread's guard keeps the exit shim out)
+  real::exit(0);
+}
+
 void retire_thread(void* raw) {
   auto* thread = static_cast<ThreadState*>(raw);
   if (thread == nullptr || current_thread() != thread) return;
+  const bool last = g_live_program_threads.fetch_sub(1, std::memory_order_acq_rel) == 1;
   interpose::ReentryGuard guard;
   settle_delays(*g_state->delays, *thread);  // table 1: a joiner may wake
   sigset_t mask;
@@ -104,6 +125,9 @@ void retire_thread(void* raw) {
   delays::thread_exited(thread->delays);
   threads::nudge_table().leave(thread);  // before retired: the profiler frees it after quiesce
   thread->retired.store(true, std::memory_order_release);  // pairs with take_retired's acquire
+  // No registered thread is left, so the main thread (registered first) left with pthread_exit:
+  // returning from main calls exit, which runs no thread's key destructors.
+  if (last) end_after_last_thread();
 }
 
 
@@ -182,6 +206,7 @@ ThreadState* register_current_thread(const delays::LocalDelays* parent, const de
   }
   if (g_state->lbr) open_tracer(*thread);
   pthread_setspecific(g_state->thread_key, thread);
+  g_live_program_threads.fetch_add(1, std::memory_order_acq_rel);
   g_state->threads.add(thread);
   threads::nudge_table().enter(thread, os::sample_signal());
   return thread;
@@ -263,9 +288,7 @@ void start() {
   profile::Header header;
   header.command = state.config.command;
   if (header.command.empty()) {
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-    if (n > 0) header.command.emplace_back(path, static_cast<std::size_t>(n));
+    if (std::string path = os::executable_path(); !path.empty()) header.command.push_back(path);
   }
   header.start_realtime_ns = os::realtime_ns();
   header.pid = getpid();
@@ -599,7 +622,7 @@ DescriptorKinds::Kind descriptor_kind(int fd) {
     return DescriptorKinds::Kind::kOther;
   }
   if ((info.st_mode & S_IFMT) == 0) {  // anon_inode: eventfd, timerfd, signalfd, epoll
-    std::string link = "/proc/self/fd/" + std::to_string(fd);
+    std::string link = "/proc/thread-self/fd/" + std::to_string(fd);  // /proc/self/fd: gone with a main thread that left
     char target[64];
     ssize_t length = readlink(link.c_str(), target, sizeof(target));
     if (length > 0 && std::string_view(target, static_cast<std::size_t>(length)) == "anon_inode:[eventfd]") {
@@ -797,6 +820,8 @@ void after_fork_in_child() {
   });
   ThreadState* self = current_thread();
   g_state->threads.keep_only(self);
+  real::forget_runtime_threads();  // the parent's; the child's forwarder counts anew
+  g_live_program_threads.store(self != nullptr ? 1 : 0, std::memory_order_release);
   g_state->writer.abandon();
   // The parent's forwarder (a grandchild's parent is a tree child) and profiler threads are gone.
   g_state->forwarder.reset();

@@ -52,10 +52,8 @@ std::vector<Object> candidate_objects() {
         std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
         if (name.empty()) {
           if (!out->empty()) return 0;  // the vDSO on some systems
-          char path[4096];
-          ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-          if (n <= 0) return 0;
-          name.assign(path, static_cast<std::size_t>(n));
+          name = os::executable_path();
+          if (name.empty()) return 0;
         }
         for (const char* prefix : {"/lib", "/usr/lib", "linux-vdso"}) {
           if (name.rfind(prefix, 0) == 0) return 0;

@@ -58,13 +58,40 @@ void resolve() {
   }
 }
 
+namespace {
+std::atomic<int> g_runtime_threads{0};
+
+struct RuntimeStart {
+  void* (*routine)(void*);
+  void* argument;
+};
+
+void* runtime_trampoline(void* raw) {
+  RuntimeStart start = *static_cast<RuntimeStart*>(raw);
+  delete static_cast<RuntimeStart*>(raw);
+  void* result = start.routine(start.argument);
+  g_runtime_threads.fetch_sub(1, std::memory_order_acq_rel);
+  return result;
+}
+}  // namespace
+
+int runtime_threads() { return g_runtime_threads.load(std::memory_order_acquire); }
+
+void forget_runtime_threads() { g_runtime_threads.store(0, std::memory_order_release); }
+
 int create_runtime_thread(pthread_t* thread, void* (*routine)(void*), void* argument) {
   pthread_attr_t attributes;
   if (int result = pthread_attr_init(&attributes); result != 0) return result;
   sigset_t all;
   sigfillset(&all);
   int result = pthread_attr_setsigmask_np(&attributes, &all);
-  if (result == 0) result = pthread_create(thread, &attributes, routine, argument);
+  auto* start = new RuntimeStart{routine, argument};
+  g_runtime_threads.fetch_add(1, std::memory_order_acq_rel);
+  if (result == 0) result = pthread_create(thread, &attributes, &runtime_trampoline, start);
+  if (result != 0) {
+    g_runtime_threads.fetch_sub(1, std::memory_order_acq_rel);
+    delete start;
+  }
   pthread_attr_destroy(&attributes);
   return result;
 }

@@ -111,4 +111,9 @@ void* resolve_late(const char* name, const char* library);
 /// handling them). Returns 0 or an error number, as pthread_create.
 int create_runtime_thread(pthread_t* thread, void* (*routine)(void*), void* argument);
 
+/// The runtime's own threads alive now (create_runtime_thread's, until their routine returns).
+int runtime_threads();
+/// A forked child: the parent's runtime threads are not its own.
+void forget_runtime_threads();
+
 }  // namespace whatif::real

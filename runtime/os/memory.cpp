@@ -79,4 +79,13 @@ int thread_count() {
   return count;
 }
 
+std::string executable_path() {
+  char buffer[4096];
+  for (const char* link : {"/proc/thread-self/exe", "/proc/self/exe"}) {  // thread-self: Linux 3.17
+    ssize_t length = ::readlink(link, buffer, sizeof(buffer) - 1);
+    if (length > 0) return std::string(buffer, static_cast<std::size_t>(length));
+  }
+  return {};
+}
+
 }  // namespace whatif::os

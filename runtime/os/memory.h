@@ -1,6 +1,7 @@
 // Address-space syscalls for the code patcher: mapping pages near an address, changing page
 // protections, counting the process's threads. Profiler thread (and tests); not signal-safe.
 #pragma once
+#include <string>
 #include <cstddef>
 #include <cstdint>
 
@@ -28,5 +29,9 @@ int protect(uint64_t address, std::size_t size, int prot);
 std::size_t page_size();
 /// How many threads the process has now (entries of /proc/self/task), or -errno.
 int thread_count();
+/// The running executable's path ("" if unknown), from the calling thread's /proc entry: once the
+/// main thread has left with pthread_exit, /proc/self (the thread group leader, a zombie) has no
+/// exe or maps any more.
+std::string executable_path();
 
 }  // namespace whatif::os

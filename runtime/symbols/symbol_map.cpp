@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <unordered_map>
 
+#include "os/memory.h"
 #include "symbols/dwarf_index.h"
 #include "symbols/elf_file.h"
 #include "symbols/function_index.h"
@@ -28,12 +29,7 @@ struct Mapped {
   std::vector<AddressRange> executable;
 };
 
-std::string self_exe() {
-  char buffer[PATH_MAX];
-  ssize_t length = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (length <= 0) return {};
-  return std::string(buffer, static_cast<std::size_t>(length));
-}
+std::string self_exe() { return os::executable_path(); }
 
 int collect(struct dl_phdr_info* info, size_t, void* data) {
   auto* out = static_cast<std::vector<Mapped>*>(data);

@@ -36,6 +36,26 @@ TEST_P(Fork, ChildJoinsTheParentsProfileWithoutWritingItsOwn) {
 INSTANTIATE_TEST_SUITE_P(Exits, Fork, ::testing::Values("exit", "_exit"),
                          [](const auto& info) { return std::string(info.param[0] == '_' ? "FastExit" : "Exit"); });
 
+TEST_F(Integration, AProgramWhoseMainThreadLeavesWithPthreadExitEndsWhenItsLastThreadDoes) {
+  // Bug: glibc ends such a process when its last thread exits, but it counts whatif's own threads,
+  // which wait for the program's end: after the workers finished the process lived on with the
+  // profiler thread alone, the launcher waited for ever, and the SIGTERM it forwarded stayed
+  // pending (blocked in the profiler thread). Once the main thread had left, /proc/self (a zombie)
+  // had no exe either: the program's objects were not found and nothing was profiled.
+  std::string out = path("p.jsonl");
+  Child child = start_whatif(out, {"--experiment-length", "20"}, {program("main_exits"), "600"});
+  Exit e = child.wait(std::chrono::seconds(60));
+  ASSERT_EQ(e.status, 0) << e;
+  const std::size_t first = e.out.find("worker done");
+  EXPECT_TRUE(first != std::string::npos && e.out.find("worker done", first + 1) != std::string::npos) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GE(p.experiments.size(), 3u) << e;
+  EXPECT_GT(samples_for(p, marker_spec("main_exits.c", "worker-work")), 100) << e;
+  ASSERT_EQ(p.runtimes.size(), 1u);
+  EXPECT_EQ(p.runtimes[0].exit_status, 0);
+}
+
 TEST_F(Integration, ExecOfBinTrueLeavesAValidProfile) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20"}, {program("exec"), "true", "700"});
