@@ -302,6 +302,13 @@ WHATIF_EXPORT int close_range(unsigned int first, unsigned int last, int flags) 
   }
   return start <= last ? real::close_range(start, last, flags) : 0;
 }
+// glibc's closefrom closes through its internal close_range, past the shim above: a program that
+// called it closed the profile (only its header was left) and the sampling events.
+WHATIF_EXPORT void closefrom(int lowest) noexcept {
+  const unsigned int first = lowest < 0 ? 0u : static_cast<unsigned int>(lowest);
+  if (close_range(first, ~0u, 0) == 0) return;
+  for (int fd = static_cast<int>(first); fd < getdtablesize(); ++fd) close(fd);  // no close_range
+}
 
 // fcntl: F_SETFL may make a descriptor blocking or non-blocking, which the I/O shims remember
 // (facade::io_call). Its third argument, when there is one, is an int or a pointer: passed on as a
@@ -516,6 +523,12 @@ WHATIF_EXPORT long syscall(long number, ...) {
   real::resolve();
   auto call = [&] { return real::syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]); };
   if (number == SYS_futex_waitv) return blocking(call, [](long result) { return result >= 0; });
+  // Closing through syscall(2) (as code written before glibc had close_range does) keeps the
+  // runtime's descriptors as the close and close_range shims do.
+  if (number == SYS_close) return close(static_cast<int>(a[0]));
+  if (number == SYS_close_range) {
+    return close_range(static_cast<unsigned int>(a[0]), static_cast<unsigned int>(a[1]), static_cast<int>(a[2]));
+  }
   if (number != SYS_futex) return call();
   switch (static_cast<int>(a[1]) & FUTEX_CMD_MASK) {
     case FUTEX_WAIT:

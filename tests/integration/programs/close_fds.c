@@ -1,7 +1,11 @@
 /* Closes every descriptor above stderr, as daemons do, then writes its own data file. The file must
    hold exactly what the program wrote: no profile record may land in a descriptor it reused.
-   Usage: close_fds DATA_FILE [milliseconds=800]. */
+   Usage: close_fds DATA_FILE [milliseconds=800] [how=loop|close_range|syscall|closefrom]: a close()
+   loop, close_range(3), syscall(SYS_close_range) or glibc's closefrom. */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,10 +15,19 @@
 
 int main(int argc, char** argv) {
   ITEST_CHECK(argc >= 2, "usage: close_fds DATA_FILE [milliseconds]");
-  struct rlimit limit;
-  getrlimit(RLIMIT_NOFILE, &limit);
-  long max_fd = limit.rlim_cur < 65536 ? (long)limit.rlim_cur : 65536;
-  for (long fd = 3; fd < max_fd; ++fd) close((int)fd);
+  const char* how = argc > 3 ? argv[3] : "loop";
+  if (strcmp(how, "close_range") == 0) {
+    ITEST_CHECK(close_range(3, ~0U, 0) == 0, "close_range");
+  } else if (strcmp(how, "syscall") == 0) {
+    ITEST_CHECK(syscall(SYS_close_range, 3, ~0U, 0) == 0, "syscall(SYS_close_range)");
+  } else if (strcmp(how, "closefrom") == 0) {
+    closefrom(3);
+  } else {
+    struct rlimit limit;
+    getrlimit(RLIMIT_NOFILE, &limit);
+    long max_fd = limit.rlim_cur < 65536 ? (long)limit.rlim_cur : 65536;
+    for (long fd = 3; fd < max_fd; ++fd) close((int)fd);
+  }
   int data = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   ITEST_CHECK(data >= 0, "open %s", argv[1]);
   uint64_t deadline = itest_now_ns() + (uint64_t)itest_arg(argc, argv, 2, 800) * 1000000ULL;
