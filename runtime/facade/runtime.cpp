@@ -52,6 +52,8 @@ namespace {
 // kTreeChild: a process forked from a profiled one, profiled as part of the root's program (its
 // samples and visits forwarded to the root's profiler). kForkedChild: forked, but unprofiled.
 enum Lifecycle : int { kNotStarted, kStarting, kRunning, kFinished, kForkedChild, kTreeChild };
+/// The process whose memory holds the runtime's state (borrowed_memory).
+std::atomic<pid_t> g_owner_pid{0};
 
 struct RuntimeState {
   Config config;
@@ -456,6 +458,7 @@ void ensure_started() {
     g_starting_tid.store(os::gettid(), std::memory_order_relaxed);
     {
       interpose::ReentryGuard guard;
+      g_owner_pid.store(getpid(), std::memory_order_relaxed);
       start();
     }
     g_lifecycle.store(kRunning, std::memory_order_release);  // pairs with running()'s acquire
@@ -774,16 +777,32 @@ void unblock_runtime_signal(sigset_t* mask) {
 
 void main_returned(int status) { g_main_status.store(status, std::memory_order_release); }
 
+namespace {
+/// A process that shares this one's memory without having forked (a vfork child, a clone with
+/// CLONE_VM): the runtime's state is its parent's. Its exec or exit must leave that state alone:
+/// a vfork child's exec finished the parent's profile 25 ms into a 1-s run (0 experiments, and
+/// "no experiment completed ... run the program longer").
+bool borrowed_memory() {
+  const pid_t owner = g_owner_pid.load(std::memory_order_relaxed);
+  return owner != 0 && getpid() != owner;
+}
+}  // namespace
+
 void before_exit(int status) {
+  if (borrowed_memory()) return;
   if (running()) {
     before_waking();
     finish(status);
   }
 }
 
-void before_fast_exit(int status) { finish(status); }
+void before_fast_exit(int status) {
+  if (!borrowed_memory()) finish(status);
+}
 
-void before_exec() { finish(-1); }
+void before_exec() {
+  if (!borrowed_memory()) finish(-1);
+}
 
 uint64_t before_fork() {
   if (running() && g_state->tree != nullptr) {
@@ -803,6 +822,7 @@ void after_fork_in_child() {
   const uint64_t born = os::monotonic_ns();  // whatif's setup in the child starts here
   if (!running()) return;
   g_lifecycle.store(kForkedChild, std::memory_order_release);  // unprofiled until it joins the tree
+  g_owner_pid.store(getpid(), std::memory_order_relaxed);  // a fork's memory is its own
   interpose::ReentryGuard guard;
   // Only this thread survives the fork: the registry's lock may be held by a vanished thread, and
   // the perf descriptors watch the parent's threads. Close them without locking.

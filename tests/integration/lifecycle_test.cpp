@@ -56,6 +56,21 @@ TEST_F(Integration, AProgramWhoseMainThreadLeavesWithPthreadExitEndsWhenItsLastT
   EXPECT_EQ(p.runtimes[0].exit_status, 0);
 }
 
+TEST_F(Integration, AVforkChildsExecLeavesTheParentsProfileAlone) {
+  // Bug: the vfork child runs in its parent's memory until it execs, and the exec shim finished the
+  // runtime's state there: the parent's profile ended 25 ms into its run (0 experiments, exit status
+  // -1 in its runtime record, and "no experiment completed ... run the program longer").
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {"--experiment-length", "20"}, {program("vfork_exec"), "900", "6"});
+  ASSERT_EQ(e.status, 6) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GE(p.experiments.size(), 5u) << e;
+  EXPECT_GT(samples_for(p, marker_spec("vfork_exec.c", "vfork-work")), 100) << e;
+  ASSERT_EQ(p.runtimes.size(), 1u);
+  EXPECT_EQ(p.runtimes[0].exit_status, 6);
+}
+
 TEST_F(Integration, ExecOfBinTrueLeavesAValidProfile) {
   std::string out = path("p.jsonl");
   Exit e = whatif(out, {"--experiment-length", "20"}, {program("exec"), "true", "700"});
