@@ -397,7 +397,13 @@ int run(RunOptions options) {
   relay_warnings();
   std::size_t experiments = profile->experiments.size();
   double visits = progress_visits(*profile);
-  if (experiments == 0) {
+  // The runtime records exit status -1 when the program replaced itself with exec.
+  const bool execed = !profile->runtimes.empty() && profile->runtimes.front().exit_status == -1 && !coz;
+  if (experiments == 0 && execed && !options.follow_children) {
+    note(fmt::format("no experiment completed: the program replaced itself with exec {:.2f} s in; --follow-children "
+                     "profiles the program it execs",
+                     profile->runtimes.front().elapsed_ns / 1e9));
+  } else if (experiments == 0) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     note(fmt::format("no experiment completed in {:.1f} s: run the program longer (e.g. a bigger input), or shorten "
                      "experiments with --experiment-length", seconds));

@@ -81,6 +81,17 @@ TEST_F(Integration, ExecOfBinTrueLeavesAValidProfile) {
   EXPECT_GE(p.experiments.size(), 2u);
 }
 
+TEST_F(Integration, AProgramThatExecsBeforeAnyExperimentIsToldAboutFollowChildren) {
+  // Bug: a program that replaced itself with exec at once was told "no experiment completed in 1.1
+  // s: run the program longer", when --follow-children was what it needed.
+  std::string out = path("p.jsonl");
+  Exit e = whatif(out, {}, {program("exec"), "true", "1"});
+  ASSERT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.err.find("replaced itself with exec"), std::string::npos) << e;
+  EXPECT_NE(e.err.find("--follow-children"), std::string::npos) << e;
+  EXPECT_EQ(e.err.find("run the program longer"), std::string::npos) << e;
+}
+
 class Exec : public Integration, public ::testing::WithParamInterface<std::tuple<const char*, bool>> {};
 
 TEST_P(Exec, ExecdProgramIsPreloadedOnlyWithFollowChildren) {
