@@ -7,15 +7,14 @@
    [exit_status=0]. Prints "clock waits ok" and exits with exit_status, or exits 3. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <stdatomic.h>
-#include <sched.h>
+#include <semaphore.h>
 #include <whatif.h>
 
 #include "itest.h"
 
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t g_rwlock = PTHREAD_RWLOCK_INITIALIZER;
-static atomic_int g_holding;
+static sem_t g_holding; /* posted once the worker holds its lock: main then waits for the lock */
 static long g_round;
 
 static void* worker(void* arg) {
@@ -23,7 +22,7 @@ static void* worker(void* arg) {
   const int kind = (int)(g_round % 4);
   if (kind == 0) ITEST_CHECK(pthread_mutex_lock(&g_mutex) == 0, "worker mutex lock");
   if (kind == 1 || kind == 2) ITEST_CHECK(pthread_rwlock_wrlock(&g_rwlock) == 0, "worker wrlock");
-  atomic_store(&g_holding, 1);
+  ITEST_CHECK(sem_post(&g_holding) == 0, "sem_post");
   WORK(acc, 1500); /* @produce */
   if (kind == 0) ITEST_CHECK(pthread_mutex_unlock(&g_mutex) == 0, "worker mutex unlock");
   if (kind == 1 || kind == 2) ITEST_CHECK(pthread_rwlock_unlock(&g_rwlock) == 0, "worker rwlock unlock");
@@ -33,11 +32,11 @@ static void* worker(void* arg) {
 int main(int argc, char** argv) {
   const long rounds = itest_arg(argc, argv, 1, 300);
   uint64_t sink = 0;
+  ITEST_CHECK(sem_init(&g_holding, 0, 0) == 0, "sem_init");
   for (g_round = 0; g_round < rounds; ++g_round) {
-    atomic_store(&g_holding, 0);
     pthread_t thread;
     ITEST_CHECK(pthread_create(&thread, NULL, worker, (void*)(uintptr_t)g_round) == 0, "create");
-    while (!atomic_load(&g_holding)) sched_yield();
+    ITEST_CHECK(sem_wait(&g_holding) == 0, "sem_wait");
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += 30;
