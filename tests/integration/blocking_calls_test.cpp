@@ -36,11 +36,7 @@ TEST_P(WokenThroughADescriptor, IsCreditedNotDelayed) {
   ASSERT_EQ(e.status, 0) << e;
   Profile p = load_profile(out);
   check_well_formed(p);
-  double paused = 0, delay = 0;
-  for (const Experiment& x : p.experiments) {
-    paused += x.paused_ns;
-    delay += x.delay_ns;
-  }
+  const auto [paused, delay, recorded] = paused_and_delay(p);
   ASSERT_GE(p.experiments.size(), 3u);
   ASSERT_GT(delay, 0) << "the producer's samples inserted no delay";
   EXPECT_LT(paused, 0.2 * delay) << "the consumer paid delays its waker had already executed";
@@ -58,11 +54,7 @@ TEST_F(Integration, WaitsWithAClockAreCreditedWhenTheirThreadEndsThem) {
   EXPECT_NE(e.out.find("clock waits ok"), std::string::npos) << e;
   Profile p = load_profile(out);
   check_well_formed(p);
-  double paused = 0, delay = 0;
-  for (const Experiment& x : p.experiments) {
-    paused += x.paused_ns;
-    delay += x.delay_ns;
-  }
+  const auto [paused, delay, recorded] = paused_and_delay(p);
   ASSERT_GE(p.experiments.size(), 3u);
   ASSERT_GT(delay, 0) << "the worker's samples inserted no delay";
   EXPECT_LT(paused, 0.2 * delay) << "main paid delays the worker that ended its wait had already executed";

@@ -31,22 +31,6 @@ double delay_ratio(const Profile& profile) {
   return owed > 0 ? inserted / owed : 0;
 }
 
-/// Over the sped-up experiments: the real time threads slept paying delays, and the delay asked.
-struct PausedAndDelay {
-  double paused = 0, delay = 0;
-  bool recorded = true;  ///< every such experiment carries paused_ns
-};
-PausedAndDelay paused_and_delay(const Profile& profile) {
-  PausedAndDelay out;
-  for (const Experiment& x : profile.experiments) {
-    if (x.speedup <= 0) continue;
-    out.recorded = out.recorded && x.paused_ns >= 0;
-    out.paused += x.paused_ns;
-    out.delay += x.delay_ns;
-  }
-  return out;
-}
-
 TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
   // Bug: under outside load a thread's 1 ms of CPU takes 2 ms or more of wall time, and a real
   // speedup of the line gives that wall time back; delays sized in CPU time predicted half (callee

@@ -177,6 +177,17 @@ double samples_for(const Profile& profile, const std::string& spec) {
   return total;
 }
 
+PausedAndDelay paused_and_delay(const Profile& profile) {
+  PausedAndDelay out;
+  for (const Experiment& x : profile.experiments) {
+    if (x.speedup <= 0) continue;
+    out.recorded = out.recorded && x.paused_ns >= 0;
+    out.paused += x.paused_ns;
+    out.delay += x.delay_ns;
+  }
+  return out;
+}
+
 const PointObservation* point(const Experiment& experiment, const std::string& name) {
   for (const PointObservation& p : experiment.points) {
     if (p.name == name) return &p;

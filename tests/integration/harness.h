@@ -68,6 +68,12 @@ void check_well_formed(const Profile& profile);
 
 /// The last cumulative sample count of the line `spec`.
 double samples_for(const Profile& profile, const std::string& spec);
+/// Over the sped-up experiments: the real time threads slept paying delays, and the delay asked.
+struct PausedAndDelay {
+  double paused = 0, delay = 0;
+  bool recorded = true;  ///< every such experiment carries paused_ns
+};
+PausedAndDelay paused_and_delay(const Profile& profile);
 /// The point named `name` in an experiment, or nullptr.
 const PointObservation* point(const Experiment& experiment, const std::string& name);
 /// How many records of `type` the profile holds.

@@ -60,11 +60,7 @@ TEST_F(Integration, C11ThreadsAreSampledAndTheirWaitsCredited) {
   Profile p = load_profile(out);
   check_well_formed(p);
   EXPECT_GT(samples_for(p, marker_spec("c11_threads.c", "produce")), 100) << "the thrd_create'd producer was not sampled";
-  double paused = 0, delay = 0;
-  for (const Experiment& x : p.experiments) {
-    paused += x.paused_ns;
-    delay += x.delay_ns;
-  }
+  const auto [paused, delay, recorded] = paused_and_delay(p);
   ASSERT_GE(p.experiments.size(), 3u);
   ASSERT_GT(delay, 0) << "the producer's samples inserted no delay";
   EXPECT_LT(paused, 0.2 * delay) << "main, woken from cnd_wait by the producer, paid the producer's delays";
