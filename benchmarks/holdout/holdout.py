@@ -76,6 +76,10 @@ PROGRAMS = {
     # session 33: calls glibc serves past the pthread shims (C11 threads) and clock waits
     "c11fan":   ("c11fan.c", "C11 threads: main 0.6 ms (B) while a thrd_create'd worker runs 1 ms (A), mtx_t + cnd_t hand-offs", 150),
     "timedmtx": ("timedmtx.cpp", "2 std::threads: 0.8 ms outside (A) + 1.2 ms inside (B) a std::timed_mutex taken with try_lock_for", 80),
+    # session 34: stdio, whose reads and writes glibc makes past the read/write shims, and whose
+    # stream locks a profiler thread must not switch on in a single-threaded program
+    "stdiopipe": ("stdiopipe.c", "2 pthreads over 2 pipes through stdio (fprintf+fflush, fgets): producer 1 ms (A), consumer 0.6 ms (B) and acks, 3 outstanding", 150),
+    "stdioloop": ("stdioloop.c", "single thread: putc of ~300,000 characters to /dev/null (A) vs arithmetic (B), ~1 ms each", 100),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
     # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since

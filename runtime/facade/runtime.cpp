@@ -567,12 +567,14 @@ int start_thread(pthread_t* thread, const pthread_attr_t* attr, StartArguments a
 }  // namespace
 
 int create_thread(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
+  program_starts_thread();
   ensure_started();
   if (!running()) return real::pthread_create(thread, attr, routine, arg);
   return start_thread(thread, attr, StartArguments{routine, arg, 0, {}});
 }
 
 int create_c11_thread(thrd_t* thread, int (*routine)(void*), void* arg) {
+  program_starts_thread();
   ensure_started();
   if (!running()) return real::thrd_create(thread, routine, arg);  // the program's libc has it: it called it
   StartArguments arguments{nullptr, arg, 0, {}};
@@ -685,6 +687,14 @@ IoCall io_call(int fd, bool dont_wait) {
   bool thread_end = entry.kind != DescriptorKinds::Kind::kOther;
   if (dont_wait || entry.nonblocking) return thread_end ? IoCall::kWakes : IoCall::kNothing;
   return thread_end ? IoCall::kMayBeWokenByThread : IoCall::kWokenByIo;
+}
+
+std::atomic<bool> detail::g_program_started_thread{false};
+
+void program_starts_thread() { detail::g_program_started_thread.store(true, std::memory_order_relaxed); }
+
+bool io_reaches_thread(int fd) {
+  return fd >= 0 && (fd >= DescriptorKinds::kCached || remembered(fd).kind != DescriptorKinds::Kind::kOther);
 }
 
 namespace {

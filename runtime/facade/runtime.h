@@ -8,9 +8,11 @@
 #include <sys/select.h>
 #include <threads.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "base/signal_safe.h"
+#include "libc/guard.h"
 #include "progress/progress_points.h"
 
 namespace whatif::facade {
@@ -97,6 +99,23 @@ enum class IoCall : uint8_t {
   kNothing,
 };
 IoCall io_call(int fd, bool dont_wait);
+/// Whether the calling thread is the program's only thread (it never started another, nor asked
+/// glibc for a SIGEV_THREAD notification; whatif's threads are inside_runtime): its stdio calls may skip the stream locks that glibc
+/// takes only because whatif's own threads made the process multi-threaded (a putc loop ran 3 times
+/// slower under whatif, and its line looked that much costlier than natively). whatif's threads
+/// never touch the program's streams.
+namespace detail {
+extern std::atomic<bool> g_program_started_thread;
+}
+inline bool program_alone() {
+  return !detail::g_program_started_thread.load(std::memory_order_relaxed) && !interpose::inside_runtime();
+}
+/// The program is about to start a thread of its own (or glibc one for it): program_alone() is
+/// false from now on, in this process and its children.
+void program_starts_thread();
+/// Whether another thread of the program may be at the other end of `fd` (a pipe, a Unix socket,
+/// an eventfd, or a descriptor not known): a stdio write there may wake it or wait for it.
+bool io_reaches_thread(int fd);
 /// After the program's connect (`connected`: it succeeded or is in progress) or listen (`listening`:
 /// it succeeded) on `fd`: its local endpoint is the process's own, so a socket of the process whose
 /// peer it is counts as woken by a thread (a TCP connection between two threads). errno kept.

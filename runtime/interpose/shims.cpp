@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <linux/futex.h>
+#include <mqueue.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/select.h>
@@ -804,6 +805,282 @@ WHATIF_EXPORT ssize_t readv(int fd, const struct iovec* vectors, int count) {
 WHATIF_EXPORT ssize_t writev(int fd, const struct iovec* vectors, int count) {
   return blocking_io(fd, [&] { return real::writev(fd, vectors, count); });
 }
+// ---- stdio: glibc's FILE functions read and write through its internal __read and __write, past
+// the read and write shims, so a thread waiting in fgets for a pipe's next line, or a writer whose
+// fflush wakes it, was not seen at all: the reader of a stdio pipeline paid its writer's delays
+// (benchmarks/holdout stdiopipe). glibc's FILE is public ABI (struct _IO_FILE), so each call looks
+// at the stream's buffer first: a read takes the blocking protocol on the stream's descriptor only
+// when its buffer cannot serve it, a write only when it may reach write(2) on a descriptor another
+// thread may read (a pipe, a socket). A character at a time, a buffer at a time: a program that
+// putc's to a pipe pays the protocol once a buffer, not once a character.
+namespace {
+constexpr int kStdioUnbuffered = 0x0002;    // glibc's _IO_UNBUFFERED (libio.h, not installed)
+constexpr int kStdioLineBuffered = 0x0200;  // glibc's _IO_LINE_BUF
+std::size_t stdio_buffered(FILE* stream) {
+  return stream->_IO_read_ptr < stream->_IO_read_end ? static_cast<std::size_t>(stream->_IO_read_end - stream->_IO_read_ptr) : 0;
+}
+/// A read from `stream` that its buffer serves (`served`) or that may wait for its descriptor (none
+/// for a memory stream).
+template <typename Call>
+auto stdio_read(FILE* stream, bool served, Call&& call) {
+  int fd = served || stream == nullptr ? -1 : fileno_unlocked(stream);
+  if (fd < 0) return call();
+  return blocking_io(fd, call);
+}
+/// A read of a line (up to `delimiter`): served when the buffer holds the delimiter.
+template <typename Call>
+auto stdio_read_line(FILE* stream, int delimiter, Call&& call) {
+  real::resolve();
+  std::size_t n = stream != nullptr ? stdio_buffered(stream) : 0;
+  return stdio_read(stream, n > 0 && std::memchr(stream->_IO_read_ptr, delimiter, n) != nullptr, call);
+}
+/// A read of `bytes`: served when the buffer holds them.
+template <typename Call>
+auto stdio_read_some(FILE* stream, std::size_t bytes, Call&& call) {
+  real::resolve();
+  return stdio_read(stream, stream != nullptr && stdio_buffered(stream) >= bytes, call);
+}
+/// Whether writing `bytes` (`newline`: among them a '\n') to `stream` may reach write(2): it is
+/// unbuffered or has no buffer yet, it is line-buffered and the bytes end a line, or they do not fit.
+bool stdio_may_write(FILE* stream, std::size_t bytes, bool newline) {
+  if ((stream->_flags & kStdioUnbuffered) != 0 || stream->_IO_buf_base == nullptr) return true;
+  if ((stream->_flags & kStdioLineBuffered) != 0 && newline) return true;
+  const char* at = stream->_IO_write_ptr > stream->_IO_buf_base ? stream->_IO_write_ptr : stream->_IO_buf_base;
+  return stream->_IO_buf_end - at <= static_cast<std::ptrdiff_t>(bytes);
+}
+/// A write to `stream` that `may_write` (given the stream) says may reach write(2): the protocol of
+/// write(2) where another thread may be at the other end.
+template <typename MayWrite, typename Call>
+auto stdio_write(FILE* stream, MayWrite&& may_write, Call&& call) {
+  real::resolve();
+  if (stream == nullptr || !may_write(stream) || !facade::io_reaches_thread(fileno_unlocked(stream))) return call();
+  return blocking_io(fileno_unlocked(stream), call);
+}
+template <typename Call>
+auto stdio_write_bytes(FILE* stream, const void* bytes, std::size_t size, Call&& call) {
+  return stdio_write(stream, [&](FILE* s) {
+    return stdio_may_write(s, size, (s->_flags & kStdioLineBuffered) != 0 && std::memchr(bytes, '\n', size) != nullptr);
+  }, call);
+}
+template <typename Call>
+auto stdio_write_char(FILE* stream, int c, Call&& call) {
+  return stdio_write(stream, [&](FILE* s) { return stdio_may_write(s, 1, c == '\n'); }, call);
+}
+/// Formatted output: its length is not known before it is formatted; a format with a newline, or
+/// a buffer within 256 bytes of its end, may write.
+template <typename Call>
+auto stdio_write_format(FILE* stream, const char* format, Call&& call) {
+  return stdio_write(stream, [&](FILE* s) {
+    std::size_t length = format != nullptr ? std::strlen(format) : 0;
+    return stdio_may_write(s, length + 256, format != nullptr && std::memchr(format, '\n', length) != nullptr);
+  }, call);
+}
+/// The program's only thread calls a stream function without glibc's stream lock (`unlocked`,
+/// the function's _unlocked form), as it would natively; `locked` once it has another thread.
+template <typename Unlocked, typename Locked>
+auto alone_or_locked(Unlocked&& unlocked, Locked&& locked) {
+  return facade::program_alone() ? unlocked() : locked();
+}
+/// A character read by the program's only thread: glibc's own unlocked inline body, whose empty
+/// buffer calls __uflow (the shim below, which takes the protocol); `locked` otherwise.
+template <typename Locked>
+int stdio_getc(FILE* stream, Locked&& locked) {
+  real::resolve();
+  if (stream != nullptr && facade::program_alone()) return __getc_unlocked_body(stream);
+  return stdio_read_some(stream, 1, locked);
+}
+/// A character written by the program's only thread: glibc's unlocked inline body, whose full
+/// buffer calls __overflow (the shim below); `locked` otherwise.
+template <typename Locked>
+int stdio_putc(FILE* stream, int c, Locked&& locked) {
+  real::resolve();
+  if (stream != nullptr && facade::program_alone()) return __putc_unlocked_body(c, stream);
+  return stdio_write_char(stream, c, locked);
+}
+/// fflush, __overflow, fclose: output pending (or a full buffer) goes to write(2).
+template <typename Call>
+auto stdio_write_pending(FILE* stream, Call&& call) {
+  return stdio_write(stream, [](FILE* s) { return s->_IO_write_ptr > s->_IO_write_base || (s->_flags & kStdioUnbuffered) != 0; }, call);
+}
+}  // namespace
+
+WHATIF_EXPORT char* fgets(char* buffer, int size, FILE* stream) {
+  return stdio_read_line(stream, '\n', [&] { return alone_or_locked([&] { return real::fgets_unlocked(buffer, size, stream); }, [&] { return real::fgets(buffer, size, stream); }); });
+}
+WHATIF_EXPORT char* fgets_unlocked(char* buffer, int size, FILE* stream) {
+  return stdio_read_line(stream, '\n', [&] { return real::fgets_unlocked(buffer, size, stream); });
+}
+WHATIF_EXPORT size_t fread(void* buffer, size_t size, size_t count, FILE* stream) {
+  return stdio_read_some(stream, size * count, [&] { return alone_or_locked([&] { return real::fread_unlocked(buffer, size, count, stream); }, [&] { return real::fread(buffer, size, count, stream); }); });
+}
+WHATIF_EXPORT size_t fread_unlocked(void* buffer, size_t size, size_t count, FILE* stream) {
+  return stdio_read_some(stream, size * count, [&] { return real::fread_unlocked(buffer, size, count, stream); });
+}
+WHATIF_EXPORT int fgetc(FILE* stream) { return stdio_getc(stream, [&] { return real::fgetc(stream); }); }
+WHATIF_EXPORT int getc(FILE* stream) { return stdio_getc(stream, [&] { return real::getc(stream); }); }
+WHATIF_EXPORT int getchar() { return stdio_getc(stdin, [] { return real::getchar(); }); }
+WHATIF_EXPORT int fgetc_unlocked(FILE* stream) { return stdio_read_some(stream, 1, [&] { return real::fgetc_unlocked(stream); }); }
+WHATIF_EXPORT int getc_unlocked(FILE* stream) { return stdio_read_some(stream, 1, [&] { return real::getc_unlocked(stream); }); }
+WHATIF_EXPORT int getchar_unlocked() { return stdio_read_some(stdin, 1, [] { return real::getchar_unlocked(); }); }
+// getc_unlocked's inline form (-O2, <bits/stdio.h>) calls __uflow when the buffer is empty.
+WHATIF_EXPORT int __uflow(FILE* stream) { return stdio_read_some(stream, 1, [&] { return real::__uflow(stream); }); }
+WHATIF_EXPORT ssize_t getline(char** line, size_t* size, FILE* stream) {
+  return stdio_read_line(stream, '\n', [&] { return real::getline(line, size, stream); });
+}
+WHATIF_EXPORT ssize_t getdelim(char** line, size_t* size, int delimiter, FILE* stream) {
+  return stdio_read_line(stream, delimiter, [&] { return real::getdelim(line, size, delimiter, stream); });
+}
+// getline's inline form (-O2) calls __getdelim.
+WHATIF_EXPORT ssize_t __getdelim(char** line, size_t* size, int delimiter, FILE* stream) {
+  return stdio_read_line(stream, delimiter, [&] { return real::__getdelim(line, size, delimiter, stream); });
+}
+// scanf: a conversion may read past a line, but one whose line is buffered rarely waits. The
+// plain names are C++ programs' (_GNU_SOURCE); stdio.h gives them asm labels of the C99 forms here,
+// so these definitions name their symbols themselves.
+WHATIF_EXPORT int plain_vfscanf(FILE* stream, const char* format, va_list arguments) __asm__("vfscanf");
+WHATIF_EXPORT int plain_fscanf(FILE* stream, const char* format, ...) __asm__("fscanf");
+WHATIF_EXPORT int plain_vscanf(const char* format, va_list arguments) __asm__("vscanf");
+WHATIF_EXPORT int plain_scanf(const char* format, ...) __asm__("scanf");
+WHATIF_EXPORT int plain_vfscanf(FILE* stream, const char* format, va_list arguments) {
+  return stdio_read_line(stream, '\n', [&] { return real::vfscanf(stream, format, arguments); });
+}
+WHATIF_EXPORT int plain_fscanf(FILE* stream, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = plain_vfscanf(stream, format, arguments);
+  va_end(arguments);
+  return result;
+}
+WHATIF_EXPORT int plain_vscanf(const char* format, va_list arguments) { return plain_vfscanf(stdin, format, arguments); }
+WHATIF_EXPORT int plain_scanf(const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = plain_vfscanf(stdin, format, arguments);
+  va_end(arguments);
+  return result;
+}
+// C programs' scanf family (stdio.h redirects there unless _GNU_SOURCE).
+WHATIF_EXPORT int __isoc99_vfscanf(FILE* stream, const char* format, va_list arguments) {
+  return stdio_read_line(stream, '\n', [&] { return real::__isoc99_vfscanf(stream, format, arguments); });
+}
+WHATIF_EXPORT int __isoc99_fscanf(FILE* stream, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = __isoc99_vfscanf(stream, format, arguments);
+  va_end(arguments);
+  return result;
+}
+WHATIF_EXPORT int __isoc99_vscanf(const char* format, va_list arguments) { return __isoc99_vfscanf(stdin, format, arguments); }
+WHATIF_EXPORT int __isoc99_scanf(const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = __isoc99_vfscanf(stdin, format, arguments);
+  va_end(arguments);
+  return result;
+}
+
+WHATIF_EXPORT size_t fwrite(const void* buffer, size_t size, size_t count, FILE* stream) {
+  return stdio_write_bytes(stream, buffer, size * count, [&] { return alone_or_locked([&] { return real::fwrite_unlocked(buffer, size, count, stream); }, [&] { return real::fwrite(buffer, size, count, stream); }); });
+}
+WHATIF_EXPORT size_t fwrite_unlocked(const void* buffer, size_t size, size_t count, FILE* stream) {
+  return stdio_write_bytes(stream, buffer, size * count, [&] { return real::fwrite_unlocked(buffer, size, count, stream); });
+}
+WHATIF_EXPORT int fputs(const char* text, FILE* stream) {
+  return stdio_write_bytes(stream, text, std::strlen(text), [&] { return alone_or_locked([&] { return real::fputs_unlocked(text, stream); }, [&] { return real::fputs(text, stream); }); });
+}
+WHATIF_EXPORT int fputs_unlocked(const char* text, FILE* stream) {
+  return stdio_write_bytes(stream, text, std::strlen(text), [&] { return real::fputs_unlocked(text, stream); });
+}
+WHATIF_EXPORT int puts(const char* text) {  // its newline ends a line
+  return stdio_write(stdout, [&](FILE* s) { return stdio_may_write(s, std::strlen(text) + 1, true); }, [&] { return real::puts(text); });
+}
+WHATIF_EXPORT int fputc(int c, FILE* stream) { return stdio_putc(stream, c, [&] { return real::fputc(c, stream); }); }
+WHATIF_EXPORT int putc(int c, FILE* stream) { return stdio_putc(stream, c, [&] { return real::putc(c, stream); }); }
+WHATIF_EXPORT int putchar(int c) { return stdio_putc(stdout, c, [&] { return real::putchar(c); }); }
+WHATIF_EXPORT int fputc_unlocked(int c, FILE* stream) { return stdio_write_char(stream, c, [&] { return real::fputc_unlocked(c, stream); }); }
+WHATIF_EXPORT int putc_unlocked(int c, FILE* stream) { return stdio_write_char(stream, c, [&] { return real::putc_unlocked(c, stream); }); }
+WHATIF_EXPORT int putchar_unlocked(int c) { return stdio_write_char(stdout, c, [&] { return real::putchar_unlocked(c); }); }
+// putc_unlocked's inline form calls __overflow when the buffer is full (or the stream line-buffered).
+WHATIF_EXPORT int __overflow(FILE* stream, int c) {
+  return stdio_write(stream, [](FILE*) { return true; }, [&] { return real::__overflow(stream, c); });
+}
+WHATIF_EXPORT int fflush(FILE* stream) { return stdio_write_pending(stream, [&] { return alone_or_locked([&] { return real::fflush_unlocked(stream); }, [&] { return real::fflush(stream); }); }); }
+WHATIF_EXPORT int fflush_unlocked(FILE* stream) { return stdio_write_pending(stream, [&] { return real::fflush_unlocked(stream); }); }
+WHATIF_EXPORT int vfprintf(FILE* stream, const char* format, va_list arguments) {
+  return stdio_write_format(stream, format, [&] { return real::vfprintf(stream, format, arguments); });
+}
+WHATIF_EXPORT int vprintf(const char* format, va_list arguments) { return vfprintf(stdout, format, arguments); }
+WHATIF_EXPORT int fprintf(FILE* stream, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = vfprintf(stream, format, arguments);
+  va_end(arguments);
+  return result;
+}
+WHATIF_EXPORT int printf(const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = vfprintf(stdout, format, arguments);
+  va_end(arguments);
+  return result;
+}
+// The fortified forms (_FORTIFY_SOURCE, Ubuntu's default).
+WHATIF_EXPORT int __vfprintf_chk(FILE* stream, int flag, const char* format, va_list arguments) {
+  return stdio_write_format(stream, format, [&] { return real::__vfprintf_chk(stream, flag, format, arguments); });
+}
+WHATIF_EXPORT int __vprintf_chk(int flag, const char* format, va_list arguments) {
+  return __vfprintf_chk(stdout, flag, format, arguments);
+}
+WHATIF_EXPORT int __fprintf_chk(FILE* stream, int flag, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = __vfprintf_chk(stream, flag, format, arguments);
+  va_end(arguments);
+  return result;
+}
+WHATIF_EXPORT int __printf_chk(int flag, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = __vfprintf_chk(stdout, flag, format, arguments);
+  va_end(arguments);
+  return result;
+}
+WHATIF_EXPORT int vdprintf(int fd, const char* format, va_list arguments) {
+  return blocking_io(fd, [&] { return real::vdprintf(fd, format, arguments); });
+}
+WHATIF_EXPORT int dprintf(int fd, const char* format, ...) {
+  va_list arguments;
+  va_start(arguments, format);
+  int result = vdprintf(fd, format, arguments);
+  va_end(arguments);
+  return result;
+}
+// A SIGEV_THREAD notification runs on a thread glibc starts itself, past the pthread_create shim.
+WHATIF_EXPORT int timer_create(clockid_t clock, struct sigevent* event, timer_t* timer) noexcept {
+  real::resolve();
+  if (event != nullptr && event->sigev_notify == SIGEV_THREAD) facade::program_starts_thread();
+  return real::timer_create(clock, event, timer);
+}
+WHATIF_EXPORT int mq_notify(mqd_t queue, const struct sigevent* event) noexcept {
+  real::resolve();
+  if (event != nullptr && event->sigev_notify == SIGEV_THREAD) facade::program_starts_thread();
+  if (real::mq_notify == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return real::mq_notify(queue, event);
+}
+
+// fclose flushes, may wake a reader with the end of the stream, and closes past the close shim: the
+// descriptor's remembered kind goes with it.
+WHATIF_EXPORT int fclose(FILE* stream) {
+  real::resolve();
+  int fd = stream != nullptr ? fileno_unlocked(stream) : -1;
+  int result = stdio_write(stream, [](FILE*) { return true; }, [&] { return real::fclose(stream); });
+  if (fd >= 0) facade::descriptors_closed(static_cast<unsigned int>(fd), static_cast<unsigned int>(fd));
+  return result;
+}
+
 WHATIF_EXPORT ssize_t recv(int fd, void* buffer, size_t length, int flags) {
   return blocking_io(fd, (flags & MSG_DONTWAIT) != 0, [&] { return real::recv(fd, buffer, length, flags); });
 }

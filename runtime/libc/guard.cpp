@@ -2,11 +2,11 @@
 #include "libc/guard.h"
 
 namespace whatif::interpose {
-namespace {
+namespace detail {
 __attribute__((tls_model("initial-exec"))) thread_local bool t_inside = false;
 }
+using detail::t_inside;
 
-WHATIF_SIGNAL_SAFE bool inside_runtime() { return t_inside; }
 void mark_runtime_thread() { t_inside = true; }
 
 ReentryGuard::ReentryGuard() : entered_(!t_inside) { t_inside = true; }

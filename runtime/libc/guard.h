@@ -5,8 +5,13 @@
 
 namespace whatif::interpose {
 
+namespace detail {
+extern __attribute__((tls_model("initial-exec"))) thread_local bool t_inside;
+}
+
 /// True on runtime-owned threads (the profiler) and inside runtime code on application threads.
-WHATIF_SIGNAL_SAFE bool inside_runtime();
+/// Inline: the stdio shims ask it on each call (a putc loop).
+WHATIF_SIGNAL_SAFE inline bool inside_runtime() { return detail::t_inside; }
 void mark_runtime_thread();
 
 class ReentryGuard {

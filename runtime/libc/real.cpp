@@ -12,8 +12,11 @@ namespace whatif::real {
 WHATIF_REAL_SYMBOLS(WHATIF_DEFINE_REAL, WHATIF_DEFINE_REAL)
 #undef WHATIF_DEFINE_REAL
 
+namespace detail {
+std::atomic<int> g_resolve_state{0};
+}
 namespace {
-std::atomic<int> g_state{0};  // 0 unresolved, 1 resolving, 2 resolved
+std::atomic<int>& g_state = detail::g_resolve_state;
 
 template <typename T>
 void lookup(T& slot, const char* name, bool required) {
@@ -36,7 +39,7 @@ void* resolve_late(const char* name, const char* library) {
   return symbol;
 }
 
-void resolve() {
+void detail::resolve_all() {
   if (g_state.load(std::memory_order_acquire) == 2) return;
   int expected = 0;
   if (g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {

@@ -2,12 +2,16 @@
 // shims, as an X-macro typed with decltype(&::name). Resolved once, on first use, by dlsym(RTLD_NEXT).
 #pragma once
 #include <dlfcn.h>
+#include <atomic>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -45,6 +49,14 @@ void omp_set_nest_lock(void* lock);
 void omp_unset_nest_lock(void* lock);
 /// The C++ ABI's catch entry (libstdc++; <cxxabi.h> declares it in namespace __cxxabiv1 only).
 void* __cxa_begin_catch(void* exception) noexcept;
+}
+
+/// glibc's stdio entry points that no header declares in every configuration: the fortified
+/// printf family (<bits/stdio2-decl.h>, _FORTIFY_SOURCE only) and the C99 scanf family that C
+/// programs call (stdio.h redirects scanf there unless _GNU_SOURCE).
+extern "C" {
+int __vfprintf_chk(FILE* stream, int flag, const char* format, va_list arguments);
+int __isoc99_vfscanf(FILE* stream, const char* format, va_list arguments);
 }
 
 // REQUIRED: start-up fails naming the symbol if missing. OPTIONAL: may be absent (nullptr).
@@ -86,7 +98,16 @@ void* __cxa_begin_catch(void* exception) noexcept;
   OPTIONAL(thrd_create) OPTIONAL(thrd_join) OPTIONAL(thrd_exit) OPTIONAL(thrd_sleep)              \
   OPTIONAL(thrd_yield) OPTIONAL(mtx_lock) OPTIONAL(mtx_trylock) OPTIONAL(mtx_timedlock)            \
   OPTIONAL(mtx_unlock) OPTIONAL(cnd_wait) OPTIONAL(cnd_timedwait) OPTIONAL(cnd_signal)             \
-  OPTIONAL(cnd_broadcast)
+  OPTIONAL(cnd_broadcast)                                                                         \
+  REQUIRED(fgets) REQUIRED(fgets_unlocked) REQUIRED(fread) REQUIRED(fread_unlocked) REQUIRED(fgetc) \
+  REQUIRED(getc) REQUIRED(getchar) REQUIRED(fgetc_unlocked) REQUIRED(getc_unlocked)                \
+  REQUIRED(getchar_unlocked) REQUIRED(__uflow) REQUIRED(getline) REQUIRED(getdelim)                \
+  REQUIRED(__getdelim) REQUIRED(vfscanf) REQUIRED(__isoc99_vfscanf)                               \
+  REQUIRED(fwrite) REQUIRED(fwrite_unlocked) REQUIRED(fputs) REQUIRED(fputs_unlocked) REQUIRED(puts) \
+  REQUIRED(fputc) REQUIRED(putc) REQUIRED(putchar) REQUIRED(fputc_unlocked) REQUIRED(putc_unlocked)  \
+  REQUIRED(putchar_unlocked) REQUIRED(__overflow) REQUIRED(fflush) REQUIRED(fflush_unlocked)      \
+  REQUIRED(vfprintf) REQUIRED(__vfprintf_chk) REQUIRED(vdprintf) REQUIRED(fclose)    \
+  REQUIRED(timer_create) OPTIONAL(mq_notify)
 
 namespace whatif::real {
 
@@ -94,9 +115,16 @@ namespace whatif::real {
 WHATIF_REAL_SYMBOLS(WHATIF_DECLARE_REAL, WHATIF_DECLARE_REAL)
 #undef WHATIF_DECLARE_REAL
 
+namespace detail {
+extern std::atomic<int> g_resolve_state;  ///< 0 unresolved, 1 resolving, 2 resolved
+void resolve_all();
+}  // namespace detail
+
 /// Resolves every symbol once (idempotent, thread-safe). A missing required symbol is fatal and
-/// named in the message.
-void resolve();
+/// named in the message. Inline: every shim calls it first, the stdio shims on each character.
+inline void resolve() {
+  if (detail::g_resolve_state.load(std::memory_order_acquire) != 2) detail::resolve_all();
+}
 
 /// An optional original that was absent at resolve() (a library loaded later, e.g. libgomp with a
 /// dlopen'ed plugin): looks it up now, in the global scope and then in an already loaded `library`.

@@ -7,7 +7,10 @@
    threads instead of a pipe (a listener on any address, the producer connected to 127.0.0.1);
    nonblock tries each read with the pipe non-blocking, and when nothing is there yet makes it
    blocking with fcntl(F_SETFL) and reads again, as a program that switches modes does; readv
-   writes and reads each byte with writev(2) and readv(2), as buffered event libraries do.
+   writes and reads each byte with writev(2) and readv(2), as buffered event libraries do; stdio
+   writes a line with fputs and fflush and reads it with fgets, and getc writes each byte with putc
+   and fflush and reads it with getc_unlocked, whose inline form calls __uflow on an empty buffer:
+   glibc's stdio reads and writes past the read and write shims.
    Exits non-zero if an item is lost. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +33,9 @@ static int g_pipe[2];
 static int g_eventfd = -1; /* eventfd mode: the producer signals here instead */
 static long g_items;
 static int g_vectored; /* readv mode: writev and readv */
+static FILE* g_stdio_out; /* stdio and getc modes: the pipe's streams */
+static FILE* g_stdio_in;
+static int g_lines;       /* stdio mode: lines (fputs/fgets), else bytes (putc/getc_unlocked) */
 
 static void* producer(void* arg) {
   uint64_t acc = (uint64_t)(uintptr_t)arg;
@@ -38,6 +44,8 @@ static void* producer(void* arg) {
     if (g_eventfd >= 0) {
       uint64_t one = 1;
       ITEST_CHECK(write(g_eventfd, &one, sizeof one) == sizeof one, "write eventfd");
+    } else if (g_stdio_out != NULL) {
+      ITEST_CHECK((g_lines ? fputs("x\n", g_stdio_out) >= 0 : putc('x', g_stdio_out) == 'x') && fflush(g_stdio_out) == 0, "stdio write");
     } else if (g_vectored) {
       char byte = 'x';
       struct iovec vector = {.iov_base = &byte, .iov_len = 1};
@@ -72,6 +80,12 @@ int main(int argc, char** argv) {
   int watched = g_pipe[0];
   if (strcmp(wait, "eventfd") == 0) watched = g_eventfd = eventfd(0, 0);
   g_vectored = strcmp(wait, "readv") == 0;
+  if (strcmp(wait, "stdio") == 0 || strcmp(wait, "getc") == 0) {
+    g_lines = strcmp(wait, "stdio") == 0;
+    g_stdio_out = fdopen(g_pipe[1], "w");
+    g_stdio_in = fdopen(g_pipe[0], "r");
+    ITEST_CHECK(g_stdio_out != NULL && g_stdio_in != NULL, "fdopen");
+  }
   int ep = -1;
   if (strcmp(wait, "epoll") == 0 || strcmp(wait, "eventfd") == 0) {
     ep = epoll_create1(0);
@@ -92,6 +106,11 @@ int main(int argc, char** argv) {
     uint64_t count = 1;
     if (g_eventfd >= 0) {
       ITEST_CHECK(read(g_eventfd, &count, sizeof count) == sizeof count, "read eventfd");
+    } else if (g_stdio_in != NULL && g_lines) {
+      char line[8];
+      ITEST_CHECK(fgets(line, sizeof line, g_stdio_in) != NULL && strcmp(line, "x\n") == 0, "fgets item %ld", i);
+    } else if (g_stdio_in != NULL) {
+      ITEST_CHECK(getc_unlocked(g_stdio_in) == 'x', "getc_unlocked item %ld", i);
     } else if (g_vectored) {
       char byte = 0;
       struct iovec vector = {.iov_base = &byte, .iov_len = 1};
