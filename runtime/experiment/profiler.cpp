@@ -24,8 +24,27 @@
 #include "threads/settle.h"
 #include "whatif/profile_format.h"
 
+// The bounds of runtime/interpose/shims.cpp's section, from the linker (weak: a build without the
+// shims, such as a unit test's, has none).
+extern "C" __attribute__((weak, visibility("hidden"))) const char __start_whatif_shims[];
+extern "C" __attribute__((weak, visibility("hidden"))) const char __stop_whatif_shims[];
+
 namespace whatif::experiment {
 namespace {
+/// `ranges` less `hole`.
+std::vector<symbols::AddressRange> ranges_without(const std::vector<symbols::AddressRange>& ranges, symbols::AddressRange hole) {
+  std::vector<symbols::AddressRange> kept;
+  for (const symbols::AddressRange& range : ranges) {
+    if (range.end <= hole.begin || range.begin >= hole.end) {
+      kept.push_back(range);
+      continue;
+    }
+    if (range.begin < hole.begin) kept.push_back({range.begin, hole.begin});
+    if (range.end > hole.end) kept.push_back({hole.end, range.end});
+  }
+  return kept;
+}
+
 
 // The profiler thread's wake-up period: fine while the experiment machine waits for a sampled
 // line, a progress visit or the drain (an experiment's window starts and ends at the first tick
@@ -230,6 +249,14 @@ void Profiler::setup_symbols() {
     const auto* yield_symbol = static_cast<const ElfW(Sym)*>(yield_entry);
     auto begin = reinterpret_cast<uint64_t>(real::sched_yield);
     threads::set_yield_code(begin, begin + yield_symbol->st_size);
+  }
+  // The shims' bodies (their section, runtime/interpose/shims.cpp) are the program's library calls.
+  const auto shims_begin = reinterpret_cast<uint64_t>(+__start_whatif_shims);
+  const auto shims_end = reinterpret_cast<uint64_t>(+__stop_whatif_shims);
+  if (shims_begin != 0 && shims_end > shims_begin) {
+    const uint64_t begin = shims_begin, end = shims_end;
+    threads::set_shim_code(begin, end);
+    own_code = ranges_without(own_code, symbols::AddressRange{begin, end});
   }
   for (const symbols::AddressRange& range : breakpoints_.trampolines()) own_code.push_back(range);
   attributor_.set_own_time(std::move(own_code), breakpoints_.addresses());

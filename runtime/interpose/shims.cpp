@@ -33,7 +33,10 @@
 #include "os/log.h"
 #include "os/os.h"
 
-#define WHATIF_EXPORT extern "C" __attribute__((visibility("default")))
+// Every shim lives in the section whatif_shims: time in a shim's own body is the library call's,
+// charged to the program line that made it (the stdio shims run putc's and getc's inline bodies),
+// not whatif's (threads::set_shim_code; the facade code a shim calls stays whatif's).
+#define WHATIF_EXPORT extern "C" __attribute__((visibility("default"), section("whatif_shims")))
 
 using whatif::interpose::ReentryGuard;
 namespace facade = whatif::facade;

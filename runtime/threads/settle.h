@@ -40,6 +40,9 @@ inline bool profiler_credits(const os::RawSample& sample, const delays::RangesSn
 /// Profiler thread, before experiments start: the runtime's own code, [begin, end). A thread's
 /// samples there (taken while it spun in a pause) say nothing about where the program is.
 void set_own_code(uint64_t begin, uint64_t end);
+/// Profiler thread, before experiments start: the interposed shims' bodies, [begin, end), inside
+/// the own code: the program's library calls (a putc the stdio shim runs inline), not whatif's time.
+void set_shim_code(uint64_t begin, uint64_t end);
 
 /// Profiler thread, before experiments start: libc's sched_yield, [begin, end). A thread in it gives
 /// its CPU away to wait: its samples there are spin-waits.

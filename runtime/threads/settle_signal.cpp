@@ -26,11 +26,18 @@ class CodeRange {
   std::atomic<uint64_t> end_{0};
 };
 CodeRange g_own;    // the runtime's own code
+CodeRange g_shims;  // within it, the shims' bodies: the program's library calls
 CodeRange g_yield;  // libc's sched_yield
 const x86::Decoder g_decoder;  // constructed before main: spin_wait_at runs in signal handlers
 }  // namespace
 
 void set_own_code(uint64_t begin, uint64_t end) { g_own.set(begin, end); }
+
+void set_shim_code(uint64_t begin, uint64_t end) { g_shims.set(begin, end); }
+
+namespace {
+WHATIF_SIGNAL_SAFE bool in_own_code(uint64_t ip) { return g_own.contains(ip) && !g_shims.contains(ip); }
+}  // namespace
 
 void set_yield_code(uint64_t begin, uint64_t end) { g_yield.set(begin, end); }
 
@@ -105,7 +112,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
     thread.sampler->scan_own(
         [](void* context, const os::RawSample& sample) {
           auto* scan = static_cast<Scan*>(context);
-          if (g_own.contains(sample.ip)) return;  // spinning in a pause
+          if (in_own_code(sample.ip)) return;  // spinning in a pause
           if (!sampling::counts_as_program(sample)) return;  // the kernel's time, not a system call's
           bool in_line = scan->ranges.contains(sample.ip);
           if (in_line) scan->selected += sample.weight;
@@ -153,7 +160,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   if (running && !thread.delays.in_selected_line &&
       thread.delays.local_ns.load(std::memory_order_acquire) < global.global_ns.load(std::memory_order_acquire) &&
       (delays::waiting_in_yield(thread.delays, os::monotonic_ns()) ||
-       (interrupted_ip != 0 && !g_own.contains(interrupted_ip) &&
+       (interrupted_ip != 0 && !in_own_code(interrupted_ip) &&
         spin_wait_at(interrupted_ip)))) {
     delays::credit_to_global(global, thread.delays);
     return;
