@@ -80,6 +80,8 @@ PROGRAMS = {
     # stream locks a profiler thread must not switch on in a single-threaded program
     "stdiopipe": ("stdiopipe.c", "2 pthreads over 2 pipes through stdio (fprintf+fflush, fgets): producer 1 ms (A), consumer 0.6 ms (B) and acks, 3 outstanding", 150),
     "stdioloop": ("stdioloop.c", "single thread: putc of ~300,000 characters to /dev/null (A) vs arithmetic (B), ~1 ms each", 100),
+    # session 34: a known miss, kept so the suite shows it: a sped-up experiment's backlog is drained by the next baselines
+    "backlog":  ("backlog.c", "producer 2 ms (A) -> consumer 1.4 ms (B) over a pipe that never fills: producer-bound, queue unbounded", 100),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
     # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since

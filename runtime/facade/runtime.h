@@ -100,10 +100,10 @@ enum class IoCall : uint8_t {
 };
 IoCall io_call(int fd, bool dont_wait);
 /// Whether the calling thread is the program's only thread (it never started another, nor asked
-/// glibc for a SIGEV_THREAD notification; whatif's threads are inside_runtime): its stdio calls may skip the stream locks that glibc
-/// takes only because whatif's own threads made the process multi-threaded (a putc loop ran 3 times
-/// slower under whatif, and its line looked that much costlier than natively). whatif's threads
-/// never touch the program's streams.
+/// glibc for a SIGEV_THREAD notification; whatif's threads are inside_runtime): its stdio calls may
+/// skip the stream locks that glibc's putc and getc take only because whatif's own threads made
+/// the process multi-threaded (a putc loop ran 2.8 times slower under whatif, and its line looked
+/// that much costlier than natively). whatif's threads never touch the program's streams.
 namespace detail {
 extern std::atomic<bool> g_program_started_thread;
 }

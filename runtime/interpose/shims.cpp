@@ -878,8 +878,10 @@ auto stdio_write_format(FILE* stream, const char* format, Call&& call) {
     return stdio_may_write(s, length + 256, format != nullptr && std::memchr(format, '\n', length) != nullptr);
   }, call);
 }
-/// The program's only thread calls a stream function without glibc's stream lock (`unlocked`,
-/// the function's _unlocked form), as it would natively; `locked` once it has another thread.
+/// The program's only thread calls a stream function without glibc's stream lock (`unlocked`, the
+/// function's _unlocked form); `locked` once it has another thread. Natively alone, glibc skips the
+/// lock in the character calls and takes an uncontended one in the rest (fgets, fwrite, fflush):
+/// whatif's threads made the first take it, and the second no cheaper, so both skip it.
 template <typename Unlocked, typename Locked>
 auto alone_or_locked(Unlocked&& unlocked, Locked&& locked) {
   return facade::program_alone() ? unlocked() : locked();

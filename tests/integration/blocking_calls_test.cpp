@@ -23,11 +23,11 @@ TEST_F(Integration, EveryMutexAndRwlockKindKeepsItsAnswersWhenTheRuntimeTriesThe
 }
 
 TEST_F(Integration, AProgramAloneTakesNoStreamLocksAsNatively) {
-  // glibc locks a FILE only once the process has a second thread, and whatif's own threads made
-  // every single-threaded program's putc and getc take the lock: a putc loop ran 2.8 times slower
-  // and its line looked that much costlier (predicted +44% for a true +25%). Alone, the program's
-  // stream calls must not wait for a lock it marked held (an alarm ends it with status 3); once it
-  // has a thread, a putc must wait for the stream another thread holds.
+  // glibc's putc and getc lock a FILE only once the process has a second thread, and whatif's own
+  // threads made every single-threaded program's putc and getc take the lock: a putc loop ran 2.8
+  // times slower and its line looked that much costlier (predicted +44% for a true +25%). Alone,
+  // the program's putc and getc must not wait for a lock it marked held, as natively (an alarm ends
+  // it with status 3); once it has a thread, a putc must wait for the stream another thread holds.
   Exit e = whatif(path("p.jsonl"), {"--experiment-length", "20"}, {program("stdio_locks")});
   ASSERT_EQ(e.status, 0) << e;
   EXPECT_NE(e.out.find("stdio locks ok"), std::string::npos) << e;

@@ -1,9 +1,10 @@
-/* Stream locks as natively: glibc takes a FILE's lock only once the process has a second thread.
-   Alone, the program marks two streams' locks as held by someone else and putc's, getc's, fputs's
-   and fflush's through them: natively (and under whatif, whose own threads must not count) no call
-   takes the lock, so none waits; a call that took it would wait for ever (an alarm ends the program
-   with status 3). Then a thread holds a third stream's lock (flockfile) for 0.2 s: main's putc on
-   it must wait for the funlockfile. Prints "stdio locks ok" and exits 0 when all held.
+/* Stream locks as natively: glibc's character calls (putc, getc, fputc, fgetc) take a FILE's lock
+   only once the process has a second thread. Alone, the program marks two streams' locks as held by
+   someone else and putc's and getc's through them: natively (and under whatif, whose own threads
+   must not count) neither takes the lock, so neither waits; a call that took it would wait for ever
+   (an alarm ends the program with status 3). Then a thread holds a third stream's lock (flockfile)
+   for 0.2 s: main's putc on it must wait for the funlockfile. Prints "stdio locks ok" and exits 0
+   when all held.
    `stdio_locks loop [rounds]` instead runs rounds of ~0.2 ms of putc to /dev/null on one line and
    ~0.2 ms of arithmetic on the next, alone: the putc line's time is the program's, not whatif's. */
 #include <pthread.h>
@@ -75,11 +76,11 @@ int main(int argc, char** argv) {
     ITEST_CHECK(putc('a' + i % 26, out) == 'a' + i % 26, "putc");
     acc += (uint64_t)getc(in);
   }
-  ITEST_CHECK(fputs("line\n", out) >= 0 && fflush(out) == 0, "fputs/fflush");
   ITEST_CHECK(acc == 0, "getc from /dev/zero");
   mark_held(out, 0);
   mark_held(in, 0);
   alarm(0);
+  ITEST_CHECK(fputs("line\n", out) >= 0 && fflush(out) == 0, "fputs/fflush");
 
   FILE* shared = fopen("/dev/null", "w");
   ITEST_CHECK(shared != NULL, "fopen shared");
