@@ -886,21 +886,35 @@ template <typename Unlocked, typename Locked>
 auto alone_or_locked(Unlocked&& unlocked, Locked&& locked) {
   return facade::program_alone() ? unlocked() : locked();
 }
+/// The character calls' fast path: the originals resolved and the program alone. Its check and the
+/// inline body are all a putc costs then, so the slow path is out of line (a putc loop's line
+/// spent twice native's time in the shim when the slow path's registers were saved on every call).
+inline bool stdio_alone(FILE* stream) {
+  return __builtin_expect(stream != nullptr && real::resolved() && facade::program_alone(), 1);
+}
 /// A character read by the program's only thread: glibc's own unlocked inline body, whose empty
 /// buffer calls __uflow (the shim below, which takes the protocol); `locked` otherwise.
 template <typename Locked>
-int stdio_getc(FILE* stream, Locked&& locked) {
+__attribute__((noinline)) int stdio_getc_locked(FILE* stream, Locked locked) {
   real::resolve();
-  if (stream != nullptr && facade::program_alone()) return __getc_unlocked_body(stream);
   return stdio_read_some(stream, 1, locked);
+}
+template <typename Locked>
+inline int stdio_getc(FILE* stream, Locked locked) {
+  if (stdio_alone(stream)) return __getc_unlocked_body(stream);
+  return stdio_getc_locked(stream, locked);
 }
 /// A character written by the program's only thread: glibc's unlocked inline body, whose full
 /// buffer calls __overflow (the shim below); `locked` otherwise.
 template <typename Locked>
-int stdio_putc(FILE* stream, int c, Locked&& locked) {
+__attribute__((noinline)) int stdio_putc_locked(FILE* stream, int c, Locked locked) {
   real::resolve();
-  if (stream != nullptr && facade::program_alone()) return __putc_unlocked_body(c, stream);
   return stdio_write_char(stream, c, locked);
+}
+template <typename Locked>
+inline int stdio_putc(FILE* stream, int c, Locked locked) {
+  if (stdio_alone(stream)) return __putc_unlocked_body(c, stream);
+  return stdio_putc_locked(stream, c, locked);
 }
 /// fflush, __overflow, fclose: output pending (or a full buffer) goes to write(2).
 template <typename Call>
@@ -921,8 +935,8 @@ WHATIF_EXPORT size_t fread(void* buffer, size_t size, size_t count, FILE* stream
 WHATIF_EXPORT size_t fread_unlocked(void* buffer, size_t size, size_t count, FILE* stream) {
   return stdio_read_some(stream, size * count, [&] { return real::fread_unlocked(buffer, size, count, stream); });
 }
-WHATIF_EXPORT int fgetc(FILE* stream) { return stdio_getc(stream, [&] { return real::fgetc(stream); }); }
-WHATIF_EXPORT int getc(FILE* stream) { return stdio_getc(stream, [&] { return real::getc(stream); }); }
+WHATIF_EXPORT int fgetc(FILE* stream) { return stdio_getc(stream, [stream] { return real::fgetc(stream); }); }
+WHATIF_EXPORT int getc(FILE* stream) { return stdio_getc(stream, [stream] { return real::getc(stream); }); }
 WHATIF_EXPORT int getchar() { return stdio_getc(stdin, [] { return real::getchar(); }); }
 WHATIF_EXPORT int fgetc_unlocked(FILE* stream) { return stdio_read_some(stream, 1, [&] { return real::fgetc_unlocked(stream); }); }
 WHATIF_EXPORT int getc_unlocked(FILE* stream) { return stdio_read_some(stream, 1, [&] { return real::getc_unlocked(stream); }); }
@@ -999,9 +1013,9 @@ WHATIF_EXPORT int fputs_unlocked(const char* text, FILE* stream) {
 WHATIF_EXPORT int puts(const char* text) {  // its newline ends a line
   return stdio_write(stdout, [&](FILE* s) { return stdio_may_write(s, std::strlen(text) + 1, true); }, [&] { return real::puts(text); });
 }
-WHATIF_EXPORT int fputc(int c, FILE* stream) { return stdio_putc(stream, c, [&] { return real::fputc(c, stream); }); }
-WHATIF_EXPORT int putc(int c, FILE* stream) { return stdio_putc(stream, c, [&] { return real::putc(c, stream); }); }
-WHATIF_EXPORT int putchar(int c) { return stdio_putc(stdout, c, [&] { return real::putchar(c); }); }
+WHATIF_EXPORT int fputc(int c, FILE* stream) { return stdio_putc(stream, c, [c, stream] { return real::fputc(c, stream); }); }
+WHATIF_EXPORT int putc(int c, FILE* stream) { return stdio_putc(stream, c, [c, stream] { return real::putc(c, stream); }); }
+WHATIF_EXPORT int putchar(int c) { return stdio_putc(stdout, c, [c] { return real::putchar(c); }); }
 WHATIF_EXPORT int fputc_unlocked(int c, FILE* stream) { return stdio_write_char(stream, c, [&] { return real::fputc_unlocked(c, stream); }); }
 WHATIF_EXPORT int putc_unlocked(int c, FILE* stream) { return stdio_write_char(stream, c, [&] { return real::putc_unlocked(c, stream); }); }
 WHATIF_EXPORT int putchar_unlocked(int c) { return stdio_write_char(stdout, c, [&] { return real::putchar_unlocked(c); }); }

@@ -3,7 +3,7 @@
 
 namespace whatif::interpose {
 namespace detail {
-__attribute__((tls_model("initial-exec"))) thread_local bool t_inside = false;
+constinit __attribute__((tls_model("initial-exec"))) thread_local bool t_inside = false;
 }
 using detail::t_inside;
 

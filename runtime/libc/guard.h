@@ -6,7 +6,7 @@
 namespace whatif::interpose {
 
 namespace detail {
-extern __attribute__((tls_model("initial-exec"))) thread_local bool t_inside;
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local bool t_inside;  // constinit: no TLS wrapper call
 }
 
 /// True on runtime-owned threads (the profiler) and inside runtime code on application threads.

@@ -122,6 +122,7 @@ void resolve_all();
 
 /// Resolves every symbol once (idempotent, thread-safe). A missing required symbol is fatal and
 /// named in the message. Inline: every shim calls it first, the stdio shims on each character.
+inline bool resolved() { return detail::g_resolve_state.load(std::memory_order_acquire) == 2; }
 inline void resolve() {
   if (detail::g_resolve_state.load(std::memory_order_acquire) != 2) detail::resolve_all();
 }
