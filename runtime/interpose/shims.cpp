@@ -954,8 +954,8 @@ WHATIF_EXPORT ssize_t __getdelim(char** line, size_t* size, int delimiter, FILE*
   return stdio_read_line(stream, delimiter, [&] { return real::__getdelim(line, size, delimiter, stream); });
 }
 // scanf: a conversion may read past a line, but one whose line is buffered rarely waits. The
-// plain names are C++ programs' (_GNU_SOURCE); stdio.h gives them asm labels of the C99 forms here,
-// so these definitions name their symbols themselves.
+// plain names are older programs' (binaries built before glibc 2.7, or C89/C++98 with _GNU_SOURCE);
+// stdio.h gives them asm labels of the C99 forms here, so these definitions name their symbols.
 WHATIF_EXPORT int plain_vfscanf(FILE* stream, const char* format, va_list arguments) __asm__("vfscanf");
 WHATIF_EXPORT int plain_fscanf(FILE* stream, const char* format, ...) __asm__("fscanf");
 WHATIF_EXPORT int plain_vscanf(const char* format, va_list arguments) __asm__("vscanf");
@@ -978,7 +978,7 @@ WHATIF_EXPORT int plain_scanf(const char* format, ...) {
   va_end(arguments);
   return result;
 }
-// C programs' scanf family (stdio.h redirects there unless _GNU_SOURCE).
+// Today's programs' scanf family (stdio.h redirects scanf, fscanf, ... there).
 WHATIF_EXPORT int __isoc99_vfscanf(FILE* stream, const char* format, va_list arguments) {
   return stdio_read_line(stream, '\n', [&] { return real::__isoc99_vfscanf(stream, format, arguments); });
 }
