@@ -896,7 +896,6 @@ inline bool stdio_alone(FILE* stream) {
 /// buffer calls __uflow (the shim below, which takes the protocol); `locked` otherwise.
 template <typename Locked>
 __attribute__((noinline)) int stdio_getc_locked(FILE* stream, Locked locked) {
-  real::resolve();
   return stdio_read_some(stream, 1, locked);
 }
 template <typename Locked>
@@ -908,7 +907,6 @@ inline int stdio_getc(FILE* stream, Locked locked) {
 /// buffer calls __overflow (the shim below); `locked` otherwise.
 template <typename Locked>
 __attribute__((noinline)) int stdio_putc_locked(FILE* stream, int c, Locked locked) {
-  real::resolve();
   return stdio_write_char(stream, c, locked);
 }
 template <typename Locked>
@@ -1093,7 +1091,6 @@ WHATIF_EXPORT int mq_notify(mqd_t queue, const struct sigevent* event) noexcept 
 // fclose flushes, may wake a reader with the end of the stream, and closes past the close shim: the
 // descriptor's remembered kind goes with it.
 WHATIF_EXPORT int fclose(FILE* stream) {
-  real::resolve();
   int fd = stream != nullptr ? fileno_unlocked(stream) : -1;
   int result = stdio_write(stream, [](FILE*) { return true; }, [&] { return real::fclose(stream); });
   if (fd >= 0) facade::descriptors_closed(static_cast<unsigned int>(fd), static_cast<unsigned int>(fd));
