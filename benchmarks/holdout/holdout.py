@@ -82,6 +82,15 @@ PROGRAMS = {
     "stdioloop": ("stdioloop.c", "single thread: putc of ~300,000 characters to /dev/null (A) vs arithmetic (B), ~1 ms each", 100),
     # session 34: a known miss, kept so the suite shows it: a sped-up experiment's backlog is drained by the next baselines
     "backlog":  ("backlog.c", "producer 2 ms (A) -> consumer 1.4 ms (B) over a pipe that never fills: producer-bound, queue unbounded", 100),
+    # session 35: written by a helper that read only the contract and three example programs:
+    # library time in the C++ unwinder and in iostreams, poll() on eventfds, signals as hand-offs
+    # (sigwait/pthread_kill), spin locks, C++20 counting_semaphore and jthread
+    "excthrow": ("excthrow.cpp", "single thread: ~1350 throw+catch of std::runtime_error (A, libstdc++/libgcc_s unwinder) vs arithmetic (B), ~1 ms each", 80),
+    "ostrfmt":  ("ostrfmt.cpp", "single thread: ~1350 std::ostringstream formats of 2 doubles + an int (A, libstdc++) vs arithmetic (B), ~1 ms each", 80),
+    "pollfd":   ("pollfd.c", "main 0.6 ms (B) -> worker 1 ms (A) over eventfds waited on with poll(), ack eventfd, 2 outstanding", 150),
+    "sigwaitq": ("sigwaitq.c", "request/reply between 2 pthreads by signals (pthread_kill + sigwait): main 0.5 ms (B), worker 1 ms (A), strictly serial", 100),
+    "spinlock2": ("spinlock2.c", "2 pthreads: 0.8 ms non-critical (A) + 1.2 ms pthread_spinlock_t section (B): lock-bound", 70),
+    "semjthread": ("semjthread.cpp", "C++20 3-stage pipeline, std::jthread + counting_semaphore rings (cap 3): 0.5 / 1.5 (A) / 1 (B) ms", 100),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
     # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since
