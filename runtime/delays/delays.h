@@ -272,9 +272,10 @@ WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDel
 /// phase it forgives outstanding delays instead. Safe in a signal handler. Does nothing when
 /// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
-/// A pause spins (GlobalDelays::spin_pauses, while GlobalDelays::oversubscribed) only for a thread
-/// whose recent wall time per CPU time (LocalDelays::contention_permille) is at least this: one
-/// that waits for a CPU.
+/// While GlobalDelays::oversubscribed (and GlobalDelays::spin_pauses), a pause spins if the thread
+/// was working when it paused (catch_up_held's `working`: in its handler, or at a call that blocks or
+/// wakes another thread), or if its recent wall time per CPU time (LocalDelays::contention_permille)
+/// is at least this: a thread that waits for a CPU, returning from a wait to pay what accrued in it.
 inline constexpr uint32_t kSpinFromPermille = 1200;
 /// A spinning pause spins at most this much CPU time between looks at the experiment's state.
 inline constexpr uint64_t kSpinRoundNs = 500000;
@@ -282,8 +283,11 @@ inline constexpr uint64_t kSpinRoundNs = 500000;
 /// catch_up for a caller that already holds LocalDelays::busy (and has called absorb_cpu_wait, as
 /// catch_up and threads::settle_delays do). With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
-/// or the experiment stops: the model freezes it for as long as others run the line.
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true);
+/// or the experiment stops: the model freezes it for as long as others run the line. `working`: the
+/// thread pauses in the middle of its work (threads::settle_delays), not on its return from a wait
+/// (catch_up): in an oversubscribed program its pause spins, whatever its own recent figure.
+WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
+                                      bool working = false);
 
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
 /// that may block.

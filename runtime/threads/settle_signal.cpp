@@ -169,7 +169,8 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // that tick would record the interrupted program IP for the spinning's CPU time: a thread sampled
   // by the timer sleeps off what it owes here (it blocks often, so its CPU is seldom contended).
   bool may_spin = !(thread.sampler && thread.sampler->on_timer());
-  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line, may_spin);
+  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line, may_spin,
+                        /*working=*/true);
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {

@@ -120,6 +120,43 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   EXPECT_LT(cpu_of_paying(fits, waiting, 20 * kMs), 2 * kMs) << "a program that fits its CPUs sleeps";
 }
 
+TEST(Delays, AThreadPausedInItsWorkSpinsInAnOversubscribedProgramWhateverItsOwnFigure) {
+  // Its own wall time per CPU time counts its earlier pauses, and a sleeping pause waits for no
+  // CPU: gated on that figure, a stage of a 3-thread pipeline on 2 CPUs slept every pause, its CPU
+  // idled, and its off-critical line came out at -12% to -24% for +3% to +6% (holdout semjthread B).
+  // Returning from a wait to pay what accrued in it, the figure still decides (catch_up).
+  GlobalDelays global;
+  global.oversubscribed.store(true);
+  LocalDelays sampled, worker;  // contention_permille 1000: the figure says it never waits for a CPU
+  start_experiment(global, 20 * kMs);
+  credit_selected_sample(global, sampled);
+  uint64_t cpu = os::thread_cpu_ns();
+  {
+    BusyScope busy(worker.busy);
+    catch_up_held(global, worker, /*keep_up=*/false, /*may_spin=*/true, /*working=*/true);
+  }
+  EXPECT_GT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a working thread's pause spins (its share of the 20 ms)";
+  EXPECT_GE(worker.paused_ns.load(), 20 * kMs);
+
+  LocalDelays returning;
+  credit_selected_sample(global, sampled);  // 20 ms more for everyone else
+  credit_to_global(global, worker);
+  cpu = os::thread_cpu_ns();
+  catch_up(global, returning);
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a thread paying on its return from a wait sleeps";
+
+  GlobalDelays fits;  // nor does a working thread spin in a program that fits its CPUs
+  LocalDelays fitting;
+  start_experiment(fits, 20 * kMs);
+  credit_selected_sample(fits, sampled);
+  cpu = os::thread_cpu_ns();
+  {
+    BusyScope busy(fitting.busy);
+    catch_up_held(fits, fitting, /*keep_up=*/false, /*may_spin=*/true, /*working=*/true);
+  }
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a program that fits its CPUs sleeps";
+}
+
 TEST(Delays, ASpinningPauseTakesItsThreadsShareOfTheCpuNotTheWholePause) {
   // Bug: a pause spun for its wall length. It starts while its thread runs (in a sample's handler),
   // and one shorter than the scheduler's slice ran whole on its CPU: 16-27% more CPU time per ms
