@@ -273,8 +273,8 @@ WHATIF_SIGNAL_SAFE uint64_t absorb_cpu_wait(const GlobalDelays& global, LocalDel
 /// re-entered (LocalDelays::busy held).
 WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local);
 /// While GlobalDelays::oversubscribed (and GlobalDelays::spin_pauses), a pause spins if the thread
-/// was working when it paused (catch_up_held's `working`: in its handler, or at a call that blocks or
-/// wakes another thread), or if its recent wall time per CPU time (LocalDelays::contention_permille)
+/// pays what accrued while it ran (catch_up_held's `working`: in its handler, at a call that blocks
+/// or wakes another thread, at its exit), or if its recent wall time per CPU time (LocalDelays::contention_permille)
 /// is at least this: a thread that waits for a CPU, returning from a wait to pay what accrued in it.
 inline constexpr uint32_t kSpinFromPermille = 1200;
 /// A spinning pause spins at most this much CPU time between looks at the experiment's state.
@@ -284,8 +284,9 @@ inline constexpr uint64_t kSpinRoundNs = 500000;
 /// catch_up and threads::settle_delays do). With `keep_up` (a thread not running
 /// the selected line) it pauses again for delay that accrued while it slept, until it has caught up
 /// or the experiment stops: the model freezes it for as long as others run the line. `working`: the
-/// thread pauses in the middle of its work (threads::settle_delays), not on its return from a wait
-/// (catch_up): in an oversubscribed program its pause spins, whatever its own recent figure.
+/// thread pays what accrued while it ran (threads::settle_delays: its handler, a blocking or waking
+/// call, its exit), not on its return from a wait (catch_up): in an oversubscribed program its
+/// pause spins, whatever its own recent figure, at the larger of that figure and its burst figure.
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
                                       bool working = false);
 

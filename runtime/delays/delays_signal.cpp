@@ -348,7 +348,10 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
       // +6% (holdout `semjthread` B; -1% to +3% spinning).
       bool oversubscribed = global.oversubscribed.load(std::memory_order_relaxed) &&
                             (working || permille >= kSpinFromPermille);
-      permille = std::max(permille, kNoContention);
+      // Its share is the larger of the windows' figure and its last period's (a burst of the
+      // program's own threads that the windows average away): spun at a smaller figure, the pause
+      // takes more of the thread's CPU time, and lasts longer in wall time, than it pays.
+      if (oversubscribed && working) permille = std::max({permille, burst, kNoContention});
       if (!oversubscribed && burst >= kSpinFromPermille) {
         // A burst of the program's threads beyond its CPUs, too short for the profiler's windows:
         // the thread waits for a CPU now, so it keeps its share as in an oversubscribed program.

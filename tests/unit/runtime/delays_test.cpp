@@ -81,8 +81,9 @@ TEST(Delays, MinimalDelayRuleBothThreadsSampledNeitherPauses) {
 TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   // A paused thread stands for a working one: spinning, it stays runnable and keeps the CPU share
   // that thread would have had, where a sleeper hands it to its siblings (more runnable threads
-  // than CPUs then predicted 62% for a 50% effect). Only a thread that waits for a CPU (wall time
-  // per CPU time at least kSpinFromPermille) spins. WHATIF_PAUSE=sleep (or a thread the timer
+  // than CPUs then predicted 62% for a 50% effect). Paying on its return from a wait (catch_up),
+  // only a thread that waits for a CPU (wall time per CPU time at least kSpinFromPermille) spins;
+  // one paused in its work always does (next test). WHATIF_PAUSE=sleep (or a thread the timer
   // samples, in its handler) sleeps as Coz does.
   for (bool spin : {true, false}) {
     GlobalDelays global;
@@ -106,7 +107,7 @@ TEST(Delays, APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo) {
   credit_selected_sample(global, sampled);
   uint64_t cpu = os::thread_cpu_ns();
   catch_up(global, idle);
-  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a thread that never waits for a CPU sleeps: its CPU would idle";
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "returning from a wait, a thread that never waits for a CPU sleeps: its CPU would idle";
   EXPECT_GE(idle.paused_ns.load(), 20 * kMs);
   cpu = os::thread_cpu_ns();
   BusyScope busy(other.busy);
@@ -124,7 +125,8 @@ TEST(Delays, AThreadPausedInItsWorkSpinsInAnOversubscribedProgramWhateverItsOwnF
   // Its own wall time per CPU time counts its earlier pauses, and a sleeping pause waits for no
   // CPU: gated on that figure, a stage of a 3-thread pipeline on 2 CPUs slept every pause, its CPU
   // idled, and its off-critical line came out at -12% to -24% for +3% to +6% (holdout semjthread B).
-  // Returning from a wait to pay what accrued in it, the figure still decides (catch_up).
+  // Returning from a wait to pay what accrued in it (catch_up), the figure still decides: see
+  // APausedThreadSpinsSoItKeepsItsCpuShareAndSleepsWhenAskedTo.
   GlobalDelays global;
   global.oversubscribed.store(true);
   LocalDelays sampled, worker;  // contention_permille 1000: the figure says it never waits for a CPU
@@ -138,17 +140,29 @@ TEST(Delays, AThreadPausedInItsWorkSpinsInAnOversubscribedProgramWhateverItsOwnF
   EXPECT_GT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a working thread's pause spins (its share of the 20 ms)";
   EXPECT_GE(worker.paused_ns.load(), 20 * kMs);
 
-  LocalDelays returning;
-  credit_selected_sample(global, sampled);  // 20 ms more for everyone else
-  credit_to_global(global, worker);
+  // Its share is the larger of its figures: one that waited for a CPU in its last period, a burst
+  // the windows average away, spins that period's share (a quarter of the 80 ms here), not more.
+  LocalDelays bursting;
+  bursting.burst_permille.store(4000);
+  credit_selected_sample(global, sampled);
+  credit_selected_sample(global, sampled);
+  credit_selected_sample(global, sampled);
+  credit_selected_sample(global, sampled);  // 80 ms, beside the 20 ms before
+  credit_to_global(global, bursting);
+  bursting.local_ns.fetch_sub(80 * kMs);
   cpu = os::thread_cpu_ns();
-  catch_up(global, returning);
-  EXPECT_LT(os::thread_cpu_ns() - cpu, 2 * kMs) << "a thread paying on its return from a wait sleeps";
+  {
+    BusyScope busy(bursting.busy);
+    catch_up_held(global, bursting, /*keep_up=*/false, /*may_spin=*/true, /*working=*/true);
+  }
+  EXPECT_GE(os::thread_cpu_ns() - cpu, 15 * kMs) << "a quarter of the 80 ms pause";
+  EXPECT_LT(os::thread_cpu_ns() - cpu, 40 * kMs) << "the pause took more than its share of the CPU";
+  EXPECT_GE(bursting.paused_ns.load(), 80 * kMs);
 
   GlobalDelays fits;  // nor does a working thread spin in a program that fits its CPUs
-  LocalDelays fitting;
+  LocalDelays sampled_there, fitting;
   start_experiment(fits, 20 * kMs);
-  credit_selected_sample(fits, sampled);
+  credit_selected_sample(fits, sampled_there);
   cpu = os::thread_cpu_ns();
   {
     BusyScope busy(fitting.busy);
