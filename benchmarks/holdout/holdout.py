@@ -91,6 +91,14 @@ PROGRAMS = {
     "sigwaitq": ("sigwaitq.c", "request/reply between 2 pthreads by signals (pthread_kill + sigwait): main 0.5 ms (B), worker 1 ms (A), strictly serial", 100),
     "spinlock2": ("spinlock2.c", "2 pthreads: 0.8 ms non-critical (A) + 1.2 ms pthread_spinlock_t section (B): lock-bound", 70),
     "semjthread": ("semjthread.cpp", "C++20 3-stage pipeline, std::jthread + counting_semaphore rings (cap 3): 0.5 / 1.5 (A) / 1 (B) ms", 100),
+    # session 37: written by a helper that read only the contract and three example programs:
+    # a std::thread pool with fine-grained tasks, an epoll server, std::async futures, an unbounded
+    # Rust channel with a backlog, a batched condvar pipeline, and a counter polled with usleep
+    "wpool4":   ("wpool4.cpp", "4 std::thread workers on a mutex+condvar task queue: main submits 24 x 0.05 ms tasks (A) a batch, waits (counter+condvar), then 0.5 ms serial (B)", 160),
+    "epollsrv": ("epollsrv.c", "single-threaded epoll server, 3 client threads over AF_UNIX socketpairs: server 0.3 ms a request (A), client 0.6 ms between requests (B), closed loop", 360),
+    "futures":  ("futures.cpp", "per round 3 std::async(launch::async) tasks of 0.5/0.8/1.1 ms (A) while main runs 0.5 ms (B), then future::get()s: 4 threads on 2 CPUs", 90),
+    "stage3cv": ("stage3cv.c", "3-stage pthread pipeline, mutex+cond queues of 2 batches of 4 items: 0.4 / 1.2 (A) / 0.8 (B) ms an item", 176),
+    "pollflag": ("pollflag.c", "2 workers 1 ms an item (A) bump an atomic counter; main polls it with usleep(200), 0.3 ms of bookkeeping (B) per new item", 340),
     # Rust (std only, rcommon.rs): std's Mutex/Condvar/channels/park are futex-based, not pthread_mutex/cond.
     # Bigger smoke sizes (~0.7 s natively): a Rust binary carries ~4 MB of std's debug info and the
     # first experiment came only ~0.4 s into a run (session 29), so ~0.2 s runs held none. Since
@@ -102,6 +110,7 @@ PROGRAMS = {
     "rcondvar": ("rcondvar.rs", "Rust: producer 1 ms (A) -> 2 consumers 1.5 ms (B), Mutex<VecDeque> + 2 Condvars, cap 4", 560),
     "rsleep":   ("rsleep.rs", "Rust: single thread, compute 1 ms (A) + thread::sleep(800 us) + compute 0.4 ms (B)", 310),
     "rbarrier": ("rbarrier.rs", "Rust: 3 threads, std::sync::Barrier(3) each round: thread 0 1 ms (A), threads 1 and 2 0.6 ms (B) each, on 2 CPUs", 550),
+    "runbounded": ("runbounded.rs", "Rust: 2 producers 0.9 ms an item (A) -> unbounded mpsc::channel -> main consumer 0.7 ms (B): backlog grows, consumer never starved (session 37)", 560),
 }
 
 
