@@ -104,6 +104,7 @@ Config Config::from_environment() {
   if (const char* value = env(names::kInstructions)) config.instruction_counts = std::string(value) != "off";
   if (const char* value = env(names::kContention)) config.contention = std::string(value) != "off";
   if (const char* value = env(names::kPeriodJitter)) config.period_jitter = std::string(value) != "off";
+  if (const char* value = env(names::kSampleTrap)) config.sample_trap = std::string(value) != "off";
   if (const char* value = env(names::kPause)) config.spin_pauses = std::string(value) != "sleep";
   config.lbr = env(names::kLbr) != nullptr && std::string(env(names::kLbr)) == "1";
   if (const char* value = env(names::kLbrDepth)) {
@@ -203,6 +204,7 @@ std::string Config::options_json() const {
       {"contention", contention},
       {"spin_pauses", spin_pauses},
       {"period_jitter", period_jitter},
+      {"sample_trap", sample_trap},
       {"lbr", lbr},
       {"lbr_depth", lbr_depth},
       {"lbr_every", lbr_every},

@@ -45,6 +45,7 @@ struct Config {
   uint64_t sampling_period_ns = 1000000;
   uint64_t first_period_ns = 0;  // WHATIF_FIRST_PERIOD_NS (tests): every thread's first period; 0: random
   bool period_jitter = true;     // WHATIF_PERIOD_JITTER=off: every perf_event period a whole period
+  bool sample_trap = true;       // WHATIF_SAMPLE_TRAP=off: O_ASYNC samplers (two events a thread) even where SIGTRAP works
   uint64_t switch_cost_ns = 0;   // WHATIF_SWITCH_COST_NS: a sampling event's switch cost, given (0: measured)
   uint64_t experiment_length_ns = 100000000;   // minimum; grows until enough visits
   uint64_t seed = 0;

@@ -737,7 +737,12 @@ void Profiler::finish_experiment(uint64_t now) {
   const bool dropped = ring_losses_.set_aside(ring_lost_ - ring_lost_at_start_, kept);  // first: no ratio then
   const bool busy = profiler_load_.busy(profiler_cpu_at_end_ - std::min(profiler_cpu_at_end_, profiler_cpu_at_start_),
                                         record.duration_ns);
-  record.set_aside = !config.end_to_end && (dropped || busy || coverage_.lost(kept, record.cpu_ns, period));
+  const bool lost = coverage_.lost(kept, record.cpu_ns, period);
+  record.set_aside = !config.end_to_end && (dropped || busy || lost);
+  if (record.set_aside) {
+    log::debug("experiment {} set aside:{}{}{}", record.id, dropped ? " its rings dropped samples" : "",
+               busy ? " the profiler thread was busy" : "", lost ? " its samples fell short of its CPU time" : "");
+  }
   record.delay_ns = experiment::delay_within_cpu_bound(record.delay_ns, record.duration_ns, record.speedup, work);
   if (config.fixed_line) {
     record.selected = fixed_line_name_.empty() ? config.fixed_line->text() : fixed_line_name_;

@@ -73,6 +73,9 @@ struct RuntimeState {
   std::unique_ptr<experiment::Profiler> profiler;  // the root's; its thread is gone in a child
   std::unique_ptr<experiment::ChildForwarder> forwarder;  // in a tree child only
   bool lbr = false;  // --lbr, and this kernel can send SIGTRAP from breakpoints
+  /// The runtime's SIGTRAP handler is installed (--lbr, or samplers that signal by SIGTRAP): the
+  /// program's own SIGTRAP disposition is kept aside and served by that handler.
+  bool trap_handler = false;
 };
 
 std::atomic<int> g_lifecycle{kNotStarted};
@@ -154,6 +157,21 @@ int open_tracer(ThreadState& thread) {
   return result;
 }
 
+/// Start-up, once: the runtime's SIGTRAP handler (facade::on_trap_signal), the program's earlier
+/// disposition kept aside for it.
+void install_trap_handler(RuntimeState& state) {
+  if (state.trap_handler) return;
+  struct sigaction action {}, previous {};
+  action.sa_sigaction = &on_trap_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  // A sample must not start a burst mid-stop, nor a nudge settle inside a trapping sample's handler.
+  sigaddset(&action.sa_mask, os::sample_signal());
+  real::sigaction(SIGTRAP, &action, &previous);
+  set_program_trap_action(previous);
+  state.trap_handler = true;
+}
+
 /// --lbr at start-up: probes the kernel with the main thread's breakpoint and installs the SIGTRAP
 /// handler. Returns a warning (empty when branch tracing is on).
 std::string start_lbr(RuntimeState& state) {
@@ -170,13 +188,7 @@ std::string start_lbr(RuntimeState& state) {
                        "goes on. Allow perf events (perf_event_paranoid <= 2), or free the debug registers (a debugger, -p)",
                        std::strerror(-result));
   }
-  struct sigaction action {}, previous {};
-  action.sa_sigaction = &on_trap_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigaddset(&action.sa_mask, os::sample_signal());  // a sample must not start a burst mid-stop
-  real::sigaction(SIGTRAP, &action, &previous);
-  set_program_trap_action(previous);
+  install_trap_handler(state);
   state.lbr = true;
   return {};
 }
@@ -283,6 +295,9 @@ void start() {
   state.sampler_kind = choose_sampler(state.config, sampler_warning);
   state.adaptive_sampler = state.sampler_kind != sampling::SamplerKind::kTimer && !state.config.perf_only_sampler &&
                            !state.config.user_only_sampler;
+  // In the header's options: whether the samplers signal by SIGTRAP here, not only whether asked to.
+  state.config.sample_trap = state.config.sample_trap && state.sampler_kind != sampling::SamplerKind::kTimer &&
+                             os::probe_trapping_sampler(state.sampler_kind == sampling::SamplerKind::kPerfEvent) == 0;
   if (auto opened = state.writer.open(state.config.output, state.config.coz_format ? profile::Format::kCoz : profile::Format::kWhatif);
       !opened) {
     log::warning("{}", opened.error());
@@ -324,6 +339,12 @@ void start() {
     log::warning("{}", message);
     state.writer.warning(message);
   }
+  // One sampling event per thread where the kernel can signal its samples by SIGTRAP: the second
+  // event's timer interrupts cost as much again (sampling::set_trap_sampling).
+  if (state.config.sample_trap) {
+    install_trap_handler(state);
+    sampling::set_trap_sampling(true);
+  }
   if (state.config.lbr) {
     if (std::string warning = start_lbr(state); !warning.empty()) {
       log::warning("{}", warning);
@@ -338,7 +359,7 @@ void start() {
   sigemptyset(&action.sa_mask);
   // A stop that falls inside this handler's own code (a breakpoint in libc) waits until it returns
   // and arrives late (TRAP_PERF_FLAG_ASYNC): the tracer then drops that burst.
-  if (state.lbr) sigaddset(&action.sa_mask, SIGTRAP);
+  if (state.trap_handler) sigaddset(&action.sa_mask, SIGTRAP);
   real::sigaction(os::sample_signal(), &action, nullptr);
   pthread_key_create(&state.thread_key, &retire_thread);
 
@@ -382,7 +403,9 @@ void start() {
   context.writer = &state.writer;
   context.start_ns = state.start_ns;
   context.lbr = state.lbr;
-  if (state.adaptive_sampler) context.switch_events = state.sampler_kind == sampling::SamplerKind::kPerfEvent ? 2 : 1;
+  if (state.adaptive_sampler) {
+    context.switch_events = state.sampler_kind == sampling::SamplerKind::kPerfEvent && !sampling::trap_sampling() ? 2 : 1;
+  }
   state.profiler = std::make_unique<experiment::Profiler>(context);
 
   sampling::set_first_period(state.config.first_period_ns);
@@ -773,7 +796,7 @@ void descriptor_flags_changed(int fd) { g_descriptor_kinds.forget_kind(fd); }
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 
 bool intercept_trap_action(int signal, const struct sigaction* action, struct sigaction* old) {
-  if (signal != SIGTRAP || g_state == nullptr || !g_state->lbr || g_lifecycle.load(std::memory_order_acquire) != kRunning) {
+  if (signal != SIGTRAP || g_state == nullptr || !g_state->trap_handler || !running()) {
     return false;
   }
   if (old != nullptr) *old = program_trap_action();
@@ -782,7 +805,11 @@ bool intercept_trap_action(int signal, const struct sigaction* action, struct si
 }
 
 void unblock_runtime_signal(sigset_t* mask) {
-  if (mask != nullptr) sigdelset(mask, os::sample_signal());
+  if (mask == nullptr) return;
+  sigdelset(mask, os::sample_signal());
+  // Samplers that signal by SIGTRAP: a thread that blocks every signal (a server's workers, with
+  // one thread in sigwait) must still take its samples.
+  if (sampling::trap_sampling()) sigdelset(mask, SIGTRAP);
 }
 
 void main_returned(int status) { g_main_status.store(status, std::memory_order_release); }
@@ -811,7 +838,12 @@ void before_fast_exit(int status) {
 }
 
 void before_exec() {
-  if (!borrowed_memory()) finish(-1);
+  if (borrowed_memory()) return;  // a vfork child's thread state is its parent's, sampler included
+  finish(-1);
+  // The calling thread's sampler stops before the call: a trapping sampler's sample taken in
+  // execve's kernel time raised SIGTRAP in the new image, whose default action ended it (every
+  // exec under the runtime died so). The profile is finished: nothing samples after this.
+  if (ThreadState* self = current_thread(); self != nullptr && self->sampler) self->sampler->stop();
 }
 
 uint64_t before_fork() {

@@ -9,6 +9,7 @@
 
 #include "os/os.h"
 #include "os/trap_breakpoint.h"
+#include "sampling/sampler.h"
 #include "threads/settle.h"
 #include "threads/threads.h"
 
@@ -34,6 +35,11 @@ WHATIF_SIGNAL_SAFE void on_trap_signal(int signal, siginfo_t* info, void* uconte
   int saved_errno = errno;
   os::TrapPerfInfo trap;
   if (os::trap_perf_info(info, trap)) {
+    if (trap.data == sampling::kSampleTrapCookie) {  // a trapping sampler's sample
+      errno = saved_errno;
+      on_runtime_signal(signal, info, ucontext);
+      return;
+    }
     threads::ThreadState* thread = threads::current_thread();
     // Ours also when no tracer claims it: a stop queued before the thread's tracer closed.
     if ((thread != nullptr && thread->tracer && thread->tracer->on_trap(trap, ucontext)) || is_tracer_cookie(trap.data)) {

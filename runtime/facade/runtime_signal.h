@@ -14,8 +14,8 @@ namespace whatif::facade {
 /// Start-up, before the handler is installed: the process's delay state the handler settles.
 void publish_signal_delays(delays::GlobalDelays* delays);
 
-/// --lbr: the program's own SIGTRAP disposition, which on_trap_signal passes every SIGTRAP that is
-/// not the branch tracer's. Application threads (the sigaction shim), normal context.
+/// The program's own SIGTRAP disposition, which on_trap_signal passes every SIGTRAP that is not
+/// the runtime's (a trapping sampler's, the branch tracer's). Application threads (the sigaction shim), normal context.
 void set_program_trap_action(const struct sigaction& action);
 struct sigaction program_trap_action();
 
@@ -24,9 +24,10 @@ constexpr uint64_t kTracerCookieTag = 0x57484946ull << 32;  // "WHIF"
 constexpr uint64_t tracer_cookie(pid_t tid) { return kTracerCookieTag | static_cast<uint32_t>(tid); }
 constexpr bool is_tracer_cookie(uint64_t data) { return (data & ~0xffffffffull) == kTracerCookieTag; }
 
-/// --lbr's SIGTRAP handler: a TRAP_PERF stop of the current thread's tracer goes to the tracer;
-/// anything else (int3, a debugger's trap, another perf event's) to the program's handler, or to
-/// SIGTRAP's default action. Signal context only.
+/// The runtime's SIGTRAP handler (--lbr, trapping samplers): a trapping sampler's sample
+/// (sampling::kSampleTrapCookie) goes to on_runtime_signal, a TRAP_PERF stop of the current
+/// thread's tracer to the tracer; anything else (int3, a debugger's trap, another perf event's) to
+/// the program's handler, or to SIGTRAP's default action. Signal context only.
 WHATIF_SIGNAL_SAFE void on_trap_signal(int signal, siginfo_t* info, void* ucontext);
 
 /// The SA_SIGINFO handler for the runtime's signal: records the sample (timer sampler) and, when

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace whatif::os {
 namespace {
@@ -53,15 +54,10 @@ perf_event_attr task_clock_attr() {
 
 int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack,
                       bool kernel_only, uint64_t first_period_ns) {
-  period_ns = std::max(period_ns, kShortestPeriodNs);
-  uint64_t first = first_period_ns != 0 && first_period_ns < period_ns ? std::max(first_period_ns, kShortestPeriodNs) : period_ns;
-  int result = open_with(tid, first, wakeup_samples, with_stack, kernel_only);
-  // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
-  // user): keep sampling with frame-pointer callchains only.
-  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, first, wakeup_samples, false, kernel_only);
-  if (result != 0) return result;
-  period_ns_ = period_ns;
-  first_period_pending_.store(first != period_ns, std::memory_order_release);
+  const Modes modes{.user = !kernel_only, .kernel = kernel_only, .trap_cookie = 0};
+  if (int result = open_first(tid, period_ns, wakeup_samples, with_stack, modes, first_period_ns); result != 0) {
+    return result;
+  }
 
   if (signal > 0 && !kernel_only) {
     f_owner_ex owner{F_OWNER_TID, tid};
@@ -75,7 +71,26 @@ int PerfSampler::open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup
   return 0;
 }
 
-int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only,
+int PerfSampler::open_trapping(pid_t tid, uint64_t period_ns, uint64_t cookie, bool with_kernel, uint64_t first_period_ns) {
+  const Modes modes{.user = true, .kernel = with_kernel, .trap_cookie = cookie};
+  return open_first(tid, period_ns, 1, /*with_stack=*/true, modes, first_period_ns);
+}
+
+int PerfSampler::open_first(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes,
+                            uint64_t first_period_ns) {
+  period_ns = std::max(period_ns, kShortestPeriodNs);
+  uint64_t first = first_period_ns != 0 && first_period_ns < period_ns ? std::max(first_period_ns, kShortestPeriodNs) : period_ns;
+  int result = open_with(tid, first, wakeup_samples, with_stack, modes);
+  // The larger ring may exceed the locked-memory budget (perf_event_mlock_kb + RLIMIT_MEMLOCK, per
+  // user): keep sampling with frame-pointer callchains only.
+  if (with_stack && (result == -EPERM || result == -ENOMEM)) result = open_with(tid, first, wakeup_samples, false, modes);
+  if (result != 0) return result;
+  period_ns_ = period_ns;
+  first_period_pending_.store(first != period_ns, std::memory_order_release);
+  return 0;
+}
+
+int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes,
                             bool enabled) {
   perf_event_attr attr = task_clock_attr();
   attr.sample_period = std::max(period_ns, kShortestPeriodNs);
@@ -84,15 +99,25 @@ int PerfSampler::open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_sampl
   // One sampler sees user mode, another (kernel_only) the kernel: exclude_kernel alone drops the
   // task-clock samples of system calls and page faults, and the time of a line that mostly reads or
   // writes was lost.
-  attr.exclude_kernel = kernel_only ? 0 : 1;
-  attr.exclude_user = kernel_only ? 1 : 0;
+  attr.exclude_kernel = modes.kernel ? 0 : 1;
+  attr.exclude_user = modes.user ? 0 : 1;
   attr.exclude_hv = 1;
   // Kernel callchains only where they tell a page fault from an interrupt (the last kernel frame
-  // is the entry stub), on the kernel-mode sampler: the user part still starts with the user IP.
-  attr.exclude_callchain_kernel = kernel_only && page_fault_entry_known() ? 0 : 1;
-  // 1 for every event that may share a ring: the kernel counts wake-ups per ring, and with larger
-  // values one event's samples would use up the other's.
-  attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
+  // is the entry stub), on a kernel-mode sampler: the user part still starts with the user IP.
+  attr.exclude_callchain_kernel = modes.kernel && page_fault_entry_known() ? 0 : 1;
+  if (modes.trap_cookie != 0) {
+    attr.sigtrap = 1;
+    attr.remove_on_exec = 1;
+    attr.sig_data = modes.trap_cookie;
+    // No wake-ups: the profiler drains on its tick and nobody polls (the kernel caps the watermark
+    // at the ring's size).
+    attr.watermark = 1;
+    attr.wakeup_watermark = std::numeric_limits<uint32_t>::max();
+  } else {
+    // 1 for every event that may share a ring: the kernel counts wake-ups per ring, and with larger
+    // values one event's samples would use up the other's.
+    attr.wakeup_events = wakeup_samples > 0 ? wakeup_samples : 1;
+  }
   if (with_stack) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     attr.sample_regs_user = kUserRegsMask;
@@ -111,7 +136,8 @@ int PerfSampler::open_into(const PerfSampler& ring, pid_t tid, uint64_t period_n
   // Counting from the start: it sends no signal, and its first sample, a whole period away, can only
   // come after SET_OUTPUT below (before it, a record would have no ring and be dropped). An ioctl
   // to enable it cost a new thread about 5 us.
-  if (int result = open_event(tid, period_ns, wakeup_samples, ring.has_stack(), kernel_only, /*enabled=*/true);
+  const Modes modes{.user = !kernel_only, .kernel = kernel_only, .trap_cookie = 0};
+  if (int result = open_event(tid, period_ns, wakeup_samples, ring.has_stack(), modes, /*enabled=*/true);
       result != 0) {
     return result;
   }
@@ -123,8 +149,8 @@ int PerfSampler::open_into(const PerfSampler& ring, pid_t tid, uint64_t period_n
   return 0;
 }
 
-int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only) {
-  if (int result = open_event(tid, period_ns, wakeup_samples, with_stack, kernel_only, /*enabled=*/false); result != 0) {
+int PerfSampler::open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes) {
+  if (int result = open_event(tid, period_ns, wakeup_samples, with_stack, modes, /*enabled=*/false); result != 0) {
     return result;
   }
 
@@ -304,6 +330,19 @@ int probe_perf_events(bool with_kernel) {
   perf_event_attr attr = task_clock_attr();
   attr.disabled = 1;
   attr.exclude_kernel = with_kernel ? 0 : 1;
+  long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return -errno;
+  ::close(static_cast<int>(fd));
+  return 0;
+}
+
+int probe_trapping_sampler(bool with_kernel) {
+  perf_event_attr attr = task_clock_attr();
+  attr.disabled = 1;
+  attr.sample_period = 1000000;
+  attr.exclude_kernel = with_kernel ? 0 : 1;
+  attr.sigtrap = 1;
+  attr.remove_on_exec = 1;
   long fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) return -errno;
   ::close(static_cast<int>(fd));

@@ -141,6 +141,18 @@ class PerfSampler {
   /// first drain, sets the whole period (settle_first_period).
   int open(pid_t tid, uint64_t period_ns, int signal, uint32_t wakeup_samples, bool with_stack = true,
            bool kernel_only = false, uint64_t first_period_ns = 0);
+  /// Opens one sampler on the calling thread `tid` for user mode and, with `with_kernel`, kernel mode
+  /// too, that signals each sample with a synchronous SIGTRAP (attr.sigtrap, Linux 5.13+; si_code
+  /// TRAP_PERF, si_perf_data `cookie`) instead of O_ASYNC. The kernel raises that signal on the
+  /// thread's return to user mode, so a sample taken in a system call does not cut the call short
+  /// (an O_ASYNC signal did: a read of /dev/zero returned early), and one event does what the
+  /// user sampler and its kernel_only companion did. Each sampling event is an hrtimer, and each
+  /// expiry an interrupt: ~40 us in this nested VM, so two events per thread cost a spinning thread
+  /// 10-11% of its time at a 1-ms period, one 4%. No wake-ups either (a watermark of the whole
+  /// ring: nobody polls it, the profiler drains it on its tick), where a wake-up per sample raised
+  /// an irq_work, a self-IPI (2% more here). Closed on exec (attr.remove_on_exec, which sigtrap
+  /// requires). Returns 0 or -errno (EINVAL on a kernel without sigtrap).
+  int open_trapping(pid_t tid, uint64_t period_ns, uint64_t cookie, bool with_kernel, uint64_t first_period_ns = 0);
   /// Opens a signal-less sampler on `ring`'s thread whose records go to `ring`'s buffer
   /// (PERF_EVENT_IOC_SET_OUTPUT) with the same layout; it maps nothing and drains nothing itself,
   /// and it counts from the start (no enable() needed).
@@ -189,9 +201,18 @@ class PerfSampler {
 
  private:
   bool next_record(RawSample& sample, bool& is_sample, uint64_t limit, uint64_t owner_scanned_until);
-  int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only);
+  /// How an event samples: which modes, and whether it signals by SIGTRAP (open_trapping).
+  struct Modes {
+    bool user = true;
+    bool kernel = false;
+    uint64_t trap_cookie = 0;  ///< nonzero: attr.sigtrap with this si_perf_data, no wake-ups
+  };
+  /// open and open_trapping: the event at its first period (a random phase), mapped; its period set.
+  int open_first(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes,
+                 uint64_t first_period_ns);
+  int open_with(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes);
   /// perf_event_open of a task-clock sampler; the descriptor in fd_.
-  int open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, bool kernel_only, bool enabled);
+  int open_event(pid_t tid, uint64_t period_ns, uint32_t wakeup_samples, bool with_stack, Modes modes, bool enabled);
   /// Decodes ip, tid and callchain; returns the ring position just past the callchain.
   WHATIF_SIGNAL_SAFE uint64_t decode_sample(uint64_t position, RawSample& sample) const;
   /// Drain only: copies the registers and stack after the callchain at `position` into user_.
@@ -275,6 +296,9 @@ bool read_counter(int fd, uint64_t& value);
 /// Whether perf_event sampling is allowed here (0 or -errno); with `with_kernel`, whether samples
 /// may include kernel mode too (perf_event_paranoid <= 1, or CAP_PERFMON).
 int probe_perf_events(bool with_kernel = false);
+/// Whether this kernel can signal samples with a synchronous SIGTRAP (PerfSampler::open_trapping;
+/// attr.sigtrap needs Linux 5.13): 0 or -errno, EINVAL without it. On the calling thread.
+int probe_trapping_sampler(bool with_kernel);
 /// What one sched-out and sched-in of a task-clock sampling event costs the thread that uses the
 /// probe: the kernel does the same for each of a thread's events at every context switch (stops
 /// and restarts its hrtimer). A round times PERF_EVENT_IOC_DISABLE + ENABLE pairs against DISABLE

@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cerrno>
+
 #include "base/mix.h"
 #include "os/os.h"
 
@@ -13,10 +15,13 @@ namespace whatif::sampling {
 namespace {
 std::atomic<uint64_t> g_first_period_ns{0};
 std::atomic<bool> g_period_jitter{true};
+std::atomic<bool> g_trap_sampling{false};
 }  // namespace
 
 void set_first_period(uint64_t first_ns) { g_first_period_ns.store(first_ns, std::memory_order_relaxed); }
 void set_period_jitter(bool jitter) { g_period_jitter.store(jitter, std::memory_order_relaxed); }
+void set_trap_sampling(bool on) { g_trap_sampling.store(on, std::memory_order_relaxed); }
+bool trap_sampling() { return g_trap_sampling.load(std::memory_order_relaxed); }
 
 uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
   if (period_ns < 2) return period_ns;
@@ -28,14 +33,29 @@ uint64_t first_period_ns(uint64_t period_ns, pid_t tid) {
 int PerfThreadSampler::start(pid_t tid, uint64_t period_ns, int signal) {
   // User-mode samples start at a random phase; kernel-mode ones at a whole period (their event
   // sends no signal, so nothing would set the whole period right after the first sample).
-  int result = perf_.open(tid, period_ns, signal, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/false,
-                          first_period_ns(period_ns, tid));
+  const uint64_t first = first_period_ns(period_ns, tid);
+  int result = -EINVAL;
+  // A first period shorter than the kernel's way back to user mode would not end while the event
+  // samples kernel mode: each expiry there (in the interrupt's exit, where the trap's signal is set
+  // up) queued the trap again, and a thread drawn 20 us spun in the kernel for a ring's worth of
+  // samples (~40 us an interrupt here). Such a thread's trapping event samples user mode only, and
+  // the signal-less kernel-mode companion below, which starts at a whole period, the kernel.
+  const bool short_first = first < kShortestTrappingFirstPeriodNs;
+  if (g_trap_sampling.load(std::memory_order_relaxed)) {
+    result = perf_.open_trapping(tid, period_ns, kSampleTrapCookie, with_kernel_ && !short_first, first);
+    trapping_ = result == 0;
+    trapping_kernel_ = trapping_ && with_kernel_ && !short_first;
+  }
+  if (!trapping_) {
+    result = perf_.open(tid, period_ns, signal, kSamplesPerSignal, /*with_stack=*/true, /*kernel_only=*/false, first);
+  }
   if (result != 0) return result;
   perf_.set_jitter(g_period_jitter.load(std::memory_order_relaxed), os::monotonic_ns() ^ (static_cast<uint64_t>(tid) << 40));
   pause_.add(perf_.fd());
   // Best effort: without it the thread is sampled in user mode only. Its records go to the user
   // sampler's ring: one mapping per thread, not two.
-  if (with_kernel_ && kernel_.open_into(perf_, tid, period_ns, kSamplesPerSignal, /*kernel_only=*/true) == 0) {
+  if (with_kernel_ && !trapping_kernel_ &&
+      kernel_.open_into(perf_, tid, period_ns, kSamplesPerSignal, /*kernel_only=*/true) == 0) {
     pause_.add(kernel_.fd());
   }
   return perf_.enable();

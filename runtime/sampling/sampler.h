@@ -30,6 +30,21 @@ void set_first_period(uint64_t first_ns);
 /// Start-up, before any thread samples (WHATIF_PERIOD_JITTER): whether perf_event samplers draw
 /// each period at random (os::PerfSampler::next_period). On by default.
 void set_period_jitter(bool jitter);
+/// Start-up, before any thread samples (WHATIF_SAMPLE_TRAP, and the kernel's answer to
+/// os::probe_trapping_sampler): whether perf_event samplers open one event per thread that signals
+/// by SIGTRAP (os::PerfSampler::open_trapping) instead of an O_ASYNC user-mode event and a
+/// signal-less kernel-mode one. The runtime's SIGTRAP handler must be installed first.
+void set_trap_sampling(bool on);
+bool trap_sampling();
+/// The si_perf_data of a sampler's SIGTRAP: the runtime's trap handler passes such a signal to the
+/// sample handler. Distinct from the branch tracer's cookies (facade::kTracerCookieTag).
+inline constexpr uint64_t kSampleTrapCookie = 0x57484953ull << 32 | 1;  // "WHIS"
+/// A thread whose random first period (first_period_ns) is shorter than this samples user mode
+/// with the trapping event and kernel mode with the signal-less companion: a period shorter than
+/// the interrupt and the signal's set-up (~40 us here) kept a trapping event that samples kernel
+/// mode in the kernel taking samples (PerfThreadSampler::start). That is 10% of threads at a 1-ms
+/// period; every thread's first sample keeps its uniform phase.
+inline constexpr uint64_t kShortestTrappingFirstPeriodNs = 100000;
 
 class ThreadSampler {
  public:
@@ -67,9 +82,10 @@ class ThreadSampler {
 
 class PerfThreadSampler final : public ThreadSampler {
  public:
-  /// `with_kernel`: also sample time the thread spends in the kernel, charged to its user IP, with a
-  /// second, signal-less event writing into the first one's ring (the thread's own scan credits
-  /// its selected-line samples at the next user sample or blocking call; else the drain does).
+  /// `with_kernel`: also sample time the thread spends in the kernel, charged to its user IP: with
+  /// trap_sampling, by the one event; otherwise with a second, signal-less event writing into the
+  /// first one's ring (the thread's own scan credits its selected-line samples at the next user
+  /// sample or blocking call; else the drain does).
   explicit PerfThreadSampler(bool with_kernel) : with_kernel_(with_kernel) {}
   int start(pid_t tid, uint64_t period_ns, int signal) override;
   void stop() override;
@@ -85,7 +101,9 @@ class PerfThreadSampler final : public ThreadSampler {
   void set_enabled(bool enabled);
   os::SamplingPause* sampling_pause() override { return &pause_; }
   /// Whether kernel-mode time is sampled on this thread (the second event opened).
-  bool samples_kernel() const { return kernel_.is_open(); }
+  bool samples_kernel() const { return kernel_.is_open() || trapping_kernel_; }
+  /// Whether the thread's samples signal by SIGTRAP (one event, set_trap_sampling).
+  bool trapping() const { return trapping_; }
   /// Kernel-mode samples dropped because the thread was not in a system call (profiler thread).
   uint64_t outside_system_calls() const { return outside_system_calls_; }
 
@@ -94,6 +112,8 @@ class PerfThreadSampler final : public ThreadSampler {
   os::PerfSampler kernel_;  // kernel-mode samples into perf_'s ring, no signal; may stay closed
   os::SamplingPause pause_;  // both events, once opened
   bool with_kernel_;
+  bool trapping_ = false;         // perf_ signals by SIGTRAP; kernel_ stays closed
+  bool trapping_kernel_ = false;  // and perf_ samples kernel mode too
   uint64_t outside_system_calls_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <asm/perf_regs.h>
 
 #include "os/os.h"
+#include "os/trap_breakpoint.h"
 #include "sampling/sampler.h"
 
 namespace whatif::sampling {
@@ -26,12 +27,15 @@ WHATIF_SIGNAL_SAFE bool counts_as_program(const os::RawSample& sample) {
 }
 
 WHATIF_SIGNAL_SAFE bool PerfThreadSampler::on_signal(const siginfo_t* info, void*) {
-  // The kernel signals after kSamplesPerSignal samples (si_code POLL_IN/POLL_HUP from O_ASYNC).
+  // The kernel signals after kSamplesPerSignal samples (si_code POLL_IN/POLL_HUP from O_ASYNC), or
+  // at each sample by SIGTRAP (TRAP_PERF; the trap handler passes only the sampler's cookie here).
   if (info->si_code == SI_TIMER) return false;
   // The first sample was at a random phase; each next one a random period later (or a whole period
   // without jitter). Only perf's own signal: a wake-up from the runtime (a drain's tgkill) before
   // that sample would restart the count.
-  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) perf_.next_period();
+  const bool own = trapping_ ? info->si_signo == SIGTRAP && info->si_code == os::kTrapPerf
+                             : info->si_code == POLL_IN || info->si_code == POLL_HUP;
+  if (own) perf_.next_period();
   return true;
 }
 

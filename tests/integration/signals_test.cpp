@@ -3,9 +3,12 @@
 // Runs in the gtest process through the harness (harness.h); each program is a child process.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/utsname.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "harness.h"
@@ -13,11 +16,34 @@
 namespace itest {
 namespace {
 
-class Signals : public Integration, public ::testing::WithParamInterface<const char*> {};
+/// A run under one of the samplers the signal tests take: `auto` (perf_event, one event a thread
+/// that signals by SIGTRAP where the kernel can), `async` (auto with WHATIF_SAMPLE_TRAP=off: a
+/// user-mode event that signals by O_ASYNC and a kernel-mode one), `timer`.
+class SamplerRuns : public Integration, public ::testing::WithParamInterface<const char*> {
+ protected:
+  Exit run_under_sampler(const std::string& out, const Strings& command) {
+    std::string sampler = GetParam();
+    Environment env;
+    if (sampler == "async") {
+      sampler = "auto";
+      env.emplace_back("WHATIF_SAMPLE_TRAP", "off");
+    }
+    return whatif(out, {"--experiment-length", "20", "--sampler", sampler}, command, env);
+  }
+};
+
+std::string first_line(const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+class Signals : public SamplerRuns {};
 
 TEST_P(Signals, ProgramsOwnProfAndAlarmHandlersStillFire) {
   std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "20", "--sampler", GetParam()}, {program("signals"), "1200"});
+  Exit e = run_under_sampler(out, {program("signals"), "1200"});
   ASSERT_EQ(e.status, 0) << e;  // the program checks its handler counts
   EXPECT_NE(e.out.find("prof="), std::string::npos) << e;
   Profile p = load_profile(out);
@@ -25,14 +51,15 @@ TEST_P(Signals, ProgramsOwnProfAndAlarmHandlersStillFire) {
   EXPECT_GE(p.experiments.size(), 2u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Samplers, Signals, ::testing::Values("auto", "timer"),
+INSTANTIATE_TEST_SUITE_P(Samplers, Signals, ::testing::Values("auto", "async", "timer"),
                          [](const auto& info) { return std::string(info.param); });
 
-class Masked : public Integration, public ::testing::WithParamInterface<const char*> {};
+class Masked : public SamplerRuns {};
 
 TEST_P(Masked, ThreadsBlockingAllSignalsAreStillSampledAtThePeriod) {
+  // sigfillset blocks SIGTRAP too: the trapping samplers' signal must get through as the O_ASYNC one does.
   std::string out = path("p.jsonl");
-  Exit e = whatif(out, {"--experiment-length", "20", "--sampler", GetParam()}, {program("masked"), "1200"});
+  Exit e = run_under_sampler(out, {program("masked"), "1200"});
   ASSERT_EQ(e.status, 0) << e;
   long cpu_ms = 0;
   auto at = e.out.find("worker_cpu_ms=");
@@ -54,7 +81,51 @@ TEST_P(Masked, ThreadsBlockingAllSignalsAreStillSampledAtThePeriod) {
   EXPECT_LE(samples, 1.5 * cpu_ms / period_ms + 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Samplers, Masked, ::testing::Values("auto", "timer"),
+INSTANTIATE_TEST_SUITE_P(Samplers, Masked, ::testing::Values("auto", "async", "timer"),
+                         [](const auto& info) { return std::string(info.param); });
+
+class OwnTrap : public SamplerRuns {};
+
+TEST_P(OwnTrap, TheProgramsSigtrapHandlerSeesItsOwnTrapsOnly) {
+  // The trapping samplers share SIGTRAP with the program: its handler, set after the runtime's and
+  // reported back by sigaction, gets each of its int3s and none of the samples, and its reads of
+  // /dev/zero (sampled in the kernel) are never cut short.
+  std::string out = path("p.jsonl");
+  Exit e = run_under_sampler(out, {program("own_trap"), "handler", "800"});
+  ASSERT_EQ(e.status, 0) << e;  // the program checks its handler's counts and its reads
+  EXPECT_NE(e.out.find("traps "), std::string::npos) << e;
+  Profile p = load_profile(out);
+  check_well_formed(p);
+  EXPECT_GE(p.experiments.size(), 2u);
+  EXPECT_GT(samples_for(p, marker_spec("own_trap.c", "trap-handler-work")), 100) << "sampling went on beside the program's traps";
+  EXPECT_GT(samples_for(p, marker_spec("own_trap.c", "trap-read")), 20) << "the reads' kernel time, charged to their line";
+  const bool trapping = first_line(out).find("\"sample_trap\":true") != std::string::npos;
+  if (std::string(GetParam()) == "async") {
+    EXPECT_FALSE(trapping) << first_line(out);
+  } else if (std::string(GetParam()) == "auto") {
+    struct utsname names {};
+    int major = 0, minor = 0;
+    const bool known = uname(&names) == 0 && std::sscanf(names.release, "%d.%d", &major, &minor) == 2;
+    if (known && (major > 5 || (major == 5 && minor >= 13))) {
+      EXPECT_TRUE(trapping) << "Linux " << names.release << " signals samples by SIGTRAP: " << first_line(out);
+    }
+  }
+}
+
+TEST_P(OwnTrap, AnInt3WithoutAHandlerStillEndsTheProgramBySigtrap) {
+  // SIGTRAP's default action is the program's: the runtime's handler passes a trap that is not a
+  // sample on, and the process dies by it, as natively, with its profile kept.
+  std::string out = path("p.jsonl");
+  Exit e = run_under_sampler(out, {program("own_trap"), "default", "400"});
+  EXPECT_EQ(e.status, 128 + SIGTRAP) << e;
+  EXPECT_NE(e.out.find("trapping now"), std::string::npos) << e;
+  EXPECT_EQ(e.out.find("survived"), std::string::npos) << e;
+  Profile p = load_profile(out, /*allow_truncated=*/true);
+  check_well_formed(p);
+  EXPECT_GE(p.experiments.size(), 2u) << "the experiments completed before the trap are kept";
+}
+
+INSTANTIATE_TEST_SUITE_P(Samplers, OwnTrap, ::testing::Values("auto", "async", "timer"),
                          [](const auto& info) { return std::string(info.param); });
 
 class Killed : public Integration, public ::testing::WithParamInterface<int> {};
