@@ -10,6 +10,8 @@ interleaved rounds, times the same load in each mode:
   whatif-p        whatif run -p proto_text.c:LINE on the unmodified build (a code patch)
   whatif-p-trap   the same, WHATIF_PROGRESS_PATCH=off (a hardware breakpoint per visit)
   whatif-*-perf   any whatif mode with --sampler perf (perf_event on every thread, never the timer)
+  whatif-*-async  any whatif mode with WHATIF_SAMPLE_TRAP=off (two perf events a thread, O_ASYNC
+                  signals, instead of one that signals by SIGTRAP)
   whatif-*-nodelay  any whatif mode with --fixed-speedup 0: sampling and experiments without their
                   delays (what the virtual speedups themselves cost is the difference)
   coz             coz run, the COZ_PROGRESS build
@@ -150,8 +152,11 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
     other = mode.endswith("@other")
     plain_mode = mode.removesuffix("@other")
     nodelay = plain_mode.endswith("-nodelay")
-    perf = plain_mode.removesuffix("-nodelay").endswith("-perf")
-    base = plain_mode.removesuffix("-nodelay").removesuffix("-perf")
+    plain_mode = plain_mode.removesuffix("-nodelay")
+    asynchronous = plain_mode.endswith("-async")
+    plain_mode = plain_mode.removesuffix("-async")
+    perf = plain_mode.endswith("-perf")
+    base = plain_mode.removesuffix("-perf")
     server = [str(binaries["progress" if base in ("whatif-source", "coz") else "plain"]),
               f"--threads={args.threads}", "--udp-port=0", f"--port={port}", "--listen=127.0.0.1", "--user=root"]
     env = dict(os.environ)
@@ -173,6 +178,8 @@ def one_run(mode, args, binaries, line, out_dir: Path, rep: int):
         cmd += shlex.split(args.whatif_args) + ["---"] + server
         if base == "whatif-p-trap":
             env["WHATIF_PROGRESS_PATCH"] = "off"
+        if asynchronous:
+            env["WHATIF_SAMPLE_TRAP"] = "off"
     cwd = out_dir / f"{mode}-{rep}.d"
     cwd.mkdir(parents=True, exist_ok=True)
     log = open(cwd / "server.log", "w")
