@@ -34,6 +34,20 @@ TEST(KernelSamples, OnlyAnIpJustAfterASyscallInstructionIsInASystemCall) {
   EXPECT_FALSE(after_system_call(8)) << "unmapped memory is read safely";
 }
 
+/// A drain's samples by mode; a kernel-mode one must stand for its user IP.
+struct ModeCounts {
+  uint64_t in_user = 0, in_kernel = 0, in_system_calls = 0;
+  void add(const os::RawSample& s) {
+    if (!s.kernel_mode) {
+      ++in_user;
+      return;
+    }
+    ++in_kernel;
+    EXPECT_FALSE(os::is_kernel_address(s.ip)) << "a kernel-mode sample stands for its user IP";
+    if (counts_as_program(s)) ++in_system_calls;
+  }
+};
+
 TEST(KernelSamples, TheKernelModeSamplerSharesTheUserSamplersRing) {
   // One mapping per thread: the kernel-mode event's records go to the user event's ring, told
   // apart by kernel_mode and charged to the user IP that entered the kernel.
@@ -47,16 +61,13 @@ TEST(KernelSamples, TheKernelModeSamplerSharesTheUserSamplersRing) {
   int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(zero, 0);
   static char buffer[1 << 20];
-  uint64_t in_user = 0, in_kernel = 0, in_system_calls = 0;
+  ModeCounts counts;
+  uint64_t &in_user = counts.in_user, &in_kernel = counts.in_kernel, &in_system_calls = counts.in_system_calls;
   auto visit = [&](const os::RawSample& s) {
-    if (!s.kernel_mode) {
-      ++in_user;
-      return;
+    counts.add(s);
+    if (s.kernel_mode) {
+      EXPECT_NE(s.user, nullptr) << "with the user registers and stack, as the user sampler's";
     }
-    ++in_kernel;
-    EXPECT_FALSE(os::is_kernel_address(s.ip)) << "a kernel-mode sample stands for its user IP";
-    EXPECT_NE(s.user, nullptr) << "with the user registers and stack, as the user sampler's";
-    if (sampling::counts_as_program(s)) ++in_system_calls;
   };
   struct timespec start {}, now {};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
@@ -114,16 +125,10 @@ TEST(KernelSamples, OneTrappingEventSamplesBothModesWithoutCuttingSystemCallsSho
   constexpr std::size_t kBytes = 16u << 20;
   auto* buffer = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(buffer, MAP_FAILED);
-  uint64_t in_user = 0, in_kernel = 0, in_system_calls = 0, reads = 0, short_reads = 0;
-  auto visit = [&](const os::RawSample& s) {
-    if (!s.kernel_mode) {
-      ++in_user;
-      return;
-    }
-    ++in_kernel;
-    EXPECT_FALSE(os::is_kernel_address(s.ip)) << "a kernel-mode sample stands for its user IP";
-    if (counts_as_program(s)) ++in_system_calls;
-  };
+  uint64_t reads = 0, short_reads = 0;
+  ModeCounts counts;
+  uint64_t &in_user = counts.in_user, &in_kernel = counts.in_kernel, &in_system_calls = counts.in_system_calls;
+  auto visit = [&](const os::RawSample& s) { counts.add(s); };
   struct timespec start {}, now {};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
   volatile uint64_t spin = 0;
