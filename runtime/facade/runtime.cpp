@@ -796,9 +796,10 @@ void descriptor_flags_changed(int fd) { g_descriptor_kinds.forget_kind(fd); }
 bool is_runtime_signal(int signal) { return signal == os::sample_signal(); }
 
 bool intercept_trap_action(int signal, const struct sigaction* action, struct sigaction* old) {
-  if (signal != SIGTRAP || g_state == nullptr || !g_state->trap_handler || !running()) {
-    return false;
-  }
+  // Once installed, the handler stays the process's, also after the profile is finished: threads
+  // keep sampling until they exit, and a program that reset SIGTRAP in its exit handlers would die
+  // of the next sample.
+  if (signal != SIGTRAP || g_state == nullptr || !g_state->trap_handler) return false;
   if (old != nullptr) *old = program_trap_action();
   if (action != nullptr) set_program_trap_action(*action);
   return true;

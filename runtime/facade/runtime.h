@@ -128,8 +128,9 @@ void descriptor_flags_changed(int fd);
 
 /// Signals: the runtime's own signal cannot be blocked, ignored or taken by the program.
 bool is_runtime_signal(int signal);
-/// --lbr keeps SIGTRAP's handler: a program's sigaction(SIGTRAP) is recorded (and the previous one
-/// returned) and its handler chained to. Returns false when the call must go to libc as usual.
+/// The runtime keeps SIGTRAP's handler once installed (--lbr, trapping samplers), also after the
+/// profile is finished: a program's sigaction(SIGTRAP) is recorded (and the previous one returned)
+/// and its handler chained to. Returns false when the call must go to libc as usual.
 bool intercept_trap_action(int signal, const struct sigaction* action, struct sigaction* old);
 /// Removes the runtime's signal from a mask the program passes to sigprocmask & co.
 void unblock_runtime_signal(sigset_t* mask);

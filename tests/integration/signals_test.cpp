@@ -125,6 +125,16 @@ TEST_P(OwnTrap, AnInt3WithoutAHandlerStillEndsTheProgramBySigtrap) {
   EXPECT_GE(p.experiments.size(), 2u) << "the experiments completed before the trap are kept";
 }
 
+TEST_P(OwnTrap, ResettingSigtrapInAnExitHandlerDoesNotEndTheProgram) {
+  // Bug: the runtime stopped keeping SIGTRAP's handler once the profile was finished (exit() runs
+  // the program's exit handlers after that), yet threads go on sampling until they end: a handler
+  // that put SIGTRAP back to its default action died of the next sample (status 133).
+  std::string out = path("p.jsonl");
+  Exit e = run_under_sampler(out, {program("own_trap"), "atexit", "300"});
+  EXPECT_EQ(e.status, 0) << e;
+  EXPECT_NE(e.out.find("exit handler done"), std::string::npos) << e;
+}
+
 INSTANTIATE_TEST_SUITE_P(Samplers, OwnTrap, ::testing::Values("auto", "async", "timer"),
                          [](const auto& info) { return std::string(info.param); });
 

@@ -2,8 +2,9 @@
    `handler`: installs a SIGTRAP handler, works and reads /dev/zero (samples in user and kernel
    mode) and executes int3 every few ms; checks that its handler saw each int3 and nothing else,
    that sigaction reports its handler back, and that no read came back short. Mode `default`: works,
-   then executes int3 with SIGTRAP's default action, which ends it by that signal.
-   Usage: own_trap handler|default [milliseconds=600]. */
+   then executes int3 with SIGTRAP's default action, which ends it by that signal. Mode `atexit`:
+   works, then an exit handler resets SIGTRAP to its default action and computes 0.1 s more.
+   Usage: own_trap handler|default|atexit [milliseconds=600]. */
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -20,6 +21,14 @@ static void on_trap(int sig, siginfo_t* info, void* context) {
   else ++g_others;
 }
 
+/* Mode `atexit`: an exit handler puts SIGTRAP back to its default action, then computes. */
+static void reset_then_work(void) {
+  signal(SIGTRAP, SIG_DFL);
+  uint64_t acc = 3, end = itest_now_ns() + 100000000ULL;
+  while (itest_now_ns() < end) WORK(acc, 200); /* @trap-atexit-work */
+  printf("exit handler done sink=%llu\n", (unsigned long long)(acc & 1));
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "handler";
   uint64_t deadline = itest_now_ns() + (uint64_t)itest_arg(argc, argv, 2, 600) * 1000000ULL;
@@ -34,6 +43,12 @@ int main(int argc, char** argv) {
     __asm__ volatile("int3");
     printf("survived int3\n");
     return 0;
+  }
+  if (strcmp(mode, "atexit") == 0) {
+    atexit(reset_then_work);
+    while (itest_now_ns() < deadline) WORK(acc, 500); /* @trap-main-work */
+    printf("main done sink=%llu\n", (unsigned long long)(acc & 1));
+    exit(0); /* the exit() call, not main's return: the runtime finishes its profile before the handlers */
   }
   ITEST_CHECK(strcmp(mode, "handler") == 0, "unknown mode %s", mode);
   struct sigaction action;
