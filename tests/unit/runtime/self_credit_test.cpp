@@ -9,6 +9,9 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "threads/settle.h"
 #include "threads/threads.h"
@@ -132,44 +135,65 @@ uint64_t user_ns() {
   return static_cast<uint64_t>(usage.ru_utime.tv_sec) * 1000000000ull + static_cast<uint64_t>(usage.ru_utime.tv_usec) * 1000ull;
 }
 
+/// One measurement of PerfRandomPeriods.KeepTheSampleRateOfTheCpuTime: samples taken, and the
+/// periods of user-mode and of all CPU time the thread ran meanwhile.
+struct SampleRate {
+  uint64_t samples = 0;
+  double user_periods = 0, cpu_periods = 0;
+  bool within() const {
+    return static_cast<double>(samples) > 0.97 * user_periods && static_cast<double>(samples) < 1.02 * cpu_periods;
+  }
+};
+
 TEST(PerfRandomPeriods, KeepTheSampleRateOfTheCpuTime) {
   // Bug: each random period was set from the handler, and PERF_EVENT_IOC_PERIOD restarts the count
   // there, so the time from the overflow to the handler fell outside every period (about 25 us in
   // this VM: 2.5% fewer samples than the CPU time, and every selected line's delay as much short).
   // Here the "handler" runs up to a chunk of work (about 200 us of CPU) after each sample: about
   // 10% fewer without the fix.
-  os::PerfSampler sampler;
-  int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false);
-  if (opened != 0) GTEST_SKIP() << "perf_event_open unavailable here (" << -opened << ")";
-  sampler.set_jitter(true, 12345);
-  ASSERT_EQ(sampler.enable(), 0);
-  constexpr uint64_t kCpuNs = 600 * kMs;
-  const uint64_t start = thread_cpu_ns();
-  const uint64_t user_start = user_ns();
-  uint64_t samples = 0;
-  volatile uint64_t x = 0;
-  while (thread_cpu_ns() - start < kCpuNs) {
-    // User-mode work only between the checks: this sampler drops samples taken in the kernel.
-    for (int i = 0; i < 300000; ++i) x = x + 1;
-    // Drained, not only scanned: nothing else frees the ring here.
-    if (std::size_t taken = sampler.drain([](const os::RawSample&) {}); taken > 0) {
-      samples += taken;
-      sampler.next_period();
+  auto measure = [](SampleRate& rate) {
+    os::PerfSampler sampler;
+    int opened = sampler.open(os::gettid(), kMs, /*signal=*/0, 1, /*with_stack=*/false);
+    if (opened != 0) GTEST_SKIP() << "perf_event_open unavailable here (" << -opened << ")";
+    sampler.set_jitter(true, 12345);
+    ASSERT_EQ(sampler.enable(), 0);
+    constexpr uint64_t kCpuNs = 600 * kMs;
+    const uint64_t start = thread_cpu_ns();
+    const uint64_t user_start = user_ns();
+    volatile uint64_t x = 0;
+    while (thread_cpu_ns() - start < kCpuNs) {
+      // User-mode work only between the checks: this sampler drops samples taken in the kernel.
+      for (int i = 0; i < 300000; ++i) x = x + 1;
+      // Drained, not only scanned: nothing else frees the ring here.
+      if (std::size_t taken = sampler.drain([](const os::RawSample&) {}); taken > 0) {
+        rate.samples += taken;
+        sampler.next_period();
+      }
     }
-  }
-  sampler.disable();
+    sampler.disable();
+    rate.user_periods = static_cast<double>(user_ns() - user_start) / kMs;
+    rate.cpu_periods = static_cast<double>(thread_cpu_ns() - start) / kMs;
+  };
   // Of the thread's CPU time, its user-mode part: on a loaded machine (make test's -j) more of it
   // goes to the kernel's interrupts and switches, which this sampler does not count (570 samples of
-  // 600 once beside other tests; 561 without the fix on a quiet machine).
+  // 600 once beside other tests, 576 of 597 in a CI run; 561 without the fix on a quiet machine).
   // The kernel splits user and system time by ticks, not exactly: more samples than user periods
   // were once counted on a loaded machine (609 for 586), so the upper bound is the whole CPU time,
   // which the clock measures exactly (the seed's first 600 draws average 0.99999 ms). Each period's
   // lateness once included the ioctl that restarts it, and a CI run counted 615 for 600 (2.5% over);
-  // 600-605 here since the count is read after the ioctl, 601-607 before.
-  const double expected = static_cast<double>(user_ns() - user_start) / kMs;
-  const double cpu_periods = static_cast<double>(thread_cpu_ns() - start) / kMs;
-  EXPECT_GT(static_cast<double>(samples), 0.97 * expected) << samples << " samples in " << expected << " periods of user CPU";
-  EXPECT_LT(static_cast<double>(samples), 1.02 * cpu_periods) << samples << " samples in " << cpu_periods << " periods of CPU";
+  // 600-605 here since the count is read after the ioctl, 601-607 before. The bounds hold on a
+  // quiet CPU: up to three measurements, so that a neighbouring test's load does not decide it; the
+  // bug is 10% in every one.
+  std::string seen;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SampleRate rate;
+    measure(rate);
+    if (HasFatalFailure() || IsSkipped()) return;
+    seen += fmt::format(" {} samples in {:.1f} periods of user CPU and {:.1f} of CPU;", rate.samples, rate.user_periods,
+                        rate.cpu_periods);
+    if (rate.within()) return;
+  }
+  ADD_FAILURE() << "outside [0.97 x user, 1.02 x CPU] periods in three measurements:" << seen;
 }
 
 // Tasks running on the machine now, this one included (/proc/stat procs_running), or -1.
