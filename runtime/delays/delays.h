@@ -121,6 +121,10 @@ struct LocalDelays {
   /// thread sampled within the last few periods is running user code: only such a thread is
   /// nudged (threads::NudgeTable), never one inside a system call that a signal would cut short.
   std::atomic<uint64_t> last_sample_ns{0};
+  /// Monotonic time another thread sent this one a nudge that its handler has not taken yet (0:
+  /// none); the first of several pending, as their signals merge into one. The handler counts the
+  /// time from then to its entry as paid (settle_delays' `nudge_ns`).
+  std::atomic<uint64_t> nudged_at_ns{0};
   /// Wall time per unit of this thread's CPU time recently, in permille, counting its run-queue
   /// waits (with sleeping pauses only those other processes caused; delays/contention.h); written
   /// by the profiler thread, or a forked child's forwarder. A sample

@@ -72,9 +72,15 @@ WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) 
   delays::GlobalDelays* delays = g_signal_delays.load(std::memory_order_acquire);
   if (thread != nullptr && delays != nullptr && thread->sampler && thread->sampler->on_signal(info, ucontext)) {
     // The sampler's own signals (perf's POLL_IN/POLL_HUP, the timer's SI_TIMER), not a nudge (SI_TKILL).
-    if (info->si_code != SI_TKILL) thread->delays.last_sample_ns.store(os::monotonic_ns(), std::memory_order_relaxed);
+    const uint64_t now = os::monotonic_ns();
+    uint64_t nudge_ns = 0;
+    if (info->si_code != SI_TKILL) {
+      thread->delays.last_sample_ns.store(now, std::memory_order_relaxed);
+    } else if (uint64_t sent = thread->delays.nudged_at_ns.exchange(0, std::memory_order_relaxed); sent != 0 && now > sent) {
+      nudge_ns = now - sent;
+    }
     const auto* context = static_cast<const ucontext_t*>(ucontext);
-    threads::settle_delays(*delays, *thread, static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]));
+    threads::settle_delays(*delays, *thread, static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), nudge_ns);
   }
   if (thread != nullptr && thread->tracer) thread->tracer->on_sample(ucontext);
   errno = saved_errno;

@@ -434,8 +434,11 @@ TEST(Delays, TimeInSchedYieldIsNotAWaitForACpuInTheThreadsBurst) {
   os::sleep_ns(2 * kMs);  // others ran meanwhile
   after_yield(notifier);
   measure_burst(notifier);
-  EXPECT_LT(notifier.burst_permille.load(), 1200u) << "its 2 ms in sched_yield were its choice, not its line's wait";
-  EXPECT_LT(notifier.awake_permille.load(), 1200u);
+  // Counted, the 2 ms would make ~6000 (2.4 ms awake per 0.4 ms of CPU). The bound leaves room for a
+  // wait for a CPU during the spin itself when other tests load the machine (under ctest -j2 it
+  // failed the old bound of 1200 at times).
+  EXPECT_LT(notifier.burst_permille.load(), 3000u) << "its 2 ms in sched_yield were its choice, not its line's wait";
+  EXPECT_LT(notifier.awake_permille.load(), 3000u);
 }
 
 /// The calling thread waits in a run queue for about `wall_ns`: it and a spinner share one CPU
