@@ -10,8 +10,10 @@ namespace whatif::threads {
 
 /// Credits `periods` samples of `thread` in the selected line (delays::credit_selected_sample) and
 /// weights the rise of the global clock by the requests in flight (latency points). Every credit
-/// goes through here: the owning thread for samples it scanned, the profiler thread for the rest.
-WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods);
+/// goes through here: the owning thread for samples it scanned (`by_owner`: the time its nudges
+/// took it is then delay too), the profiler thread for the rest.
+WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods,
+                                        bool by_owner = false);
 
 /// Owning thread, normal or signal context: scans and credits its unscanned samples whose IP is
 /// in the published selected ranges, then catches up. Does nothing when re-entered.

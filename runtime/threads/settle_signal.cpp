@@ -69,7 +69,7 @@ WHATIF_SIGNAL_SAFE uint32_t NudgeTable::nudge_owing(const ThreadState* self, uin
   return sent;
 }
 
-WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods) {
+WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadState& thread, uint32_t periods, bool by_owner) {
   uint64_t raised = delays::credit_selected_sample(global, thread.delays, periods);
   progress::counters().on_delay_inserted(raised);
   // Outside an oversubscribed program's rules, the threads that owe pause now, while the line runs,
@@ -78,7 +78,16 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
   // released it, in its own spin, for free (that line: +5% to +18% predicted for -0.4%).
   if (raised > 0 && !global.oversubscribed.load(std::memory_order_relaxed) &&
       !delays::runnable_threads().more_than_cpus()) {
-    nudge_table().nudge_owing(&thread, global.global_ns.load(std::memory_order_acquire));
+    const uint64_t start = os::monotonic_ns();
+    if (nudge_table().nudge_owing(&thread, global.global_ns.load(std::memory_order_acquire)) == 0 || !by_owner) return;
+    // Sending took this thread, which runs the line, that long (a signal to a thread on another CPU
+    // costs its sender ~20 us in this nested VM, an interprocessor interrupt; about 1 us on bare
+    // metal), and the baselines never send one: inside a critical section, or in the stage that
+    // limits a pipeline, the line ran that much slower only while it was sped up. Delaying every
+    // other thread as long takes it back out, as a virtual speedup does.
+    const uint64_t cost = os::monotonic_ns() - start;
+    const uint64_t mine = thread.delays.local_ns.fetch_add(cost, std::memory_order_acq_rel) + cost;
+    progress::counters().on_delay_inserted(global.raise_to(mine));
   }
 }
 
@@ -158,7 +167,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // exceeds its debt (a fan-out's third task, queued behind the first two, added 3% of its own line
   // time instead of all of it).
   if (!blocked || scan.selected > 0) delays::absorb_cpu_wait(global, thread.delays);
-  if (scan.selected > 0) credit_selected(global, thread, scan.selected);
+  if (scan.selected > 0) credit_selected(global, thread, scan.selected, /*by_owner=*/true);
   // Inside a blocking call (a sample that lands while libgomp's or glibc's waits spin in user space
   // before they sleep): the model has the thread waiting, so it owes nothing now; it is credited or
   // pays when the call returns (after_blocking). Paying here charged OpenMP workers the serial
