@@ -540,6 +540,45 @@ TEST(NudgeTable, ANudgeStampsWhenItWasSentOnceUntilItsHandlerTakesIt) {
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
+TEST(SettleDelays, WhatSendingNudgesCostsTheLinesThreadDelaysTheOthers) {
+  // The thread that runs the line sends the nudges (~20 us a signal to another CPU in this VM), and
+  // only while the line is sped up: that time is added to the clocks, so every other thread is
+  // delayed as long. The profiler thread's credits nudge too, but their cost is not the line's.
+  sigset_t block, saved;
+  sigemptyset(&block);
+  sigaddset(&block, SIGURG);
+  pthread_sigmask(SIG_BLOCK, &block, &saved);  // the helper inherits it: its nudges stay pending
+  std::atomic<pid_t> helper_tid{0};
+  std::atomic<bool> done{false};
+  std::thread helper([&] {
+    helper_tid.store(os::gettid());
+    while (!done.load()) sched_yield();
+  });
+  while (helper_tid.load() == 0) sched_yield();
+  delays::GlobalDelays global;
+  threads::ThreadState line, other;
+  other.tid = helper_tid.load();
+  threads::nudge_table().enter(&line, SIGURG);
+  threads::nudge_table().enter(&other, SIGURG);
+  start_experiment(global, 4 * kMs, 0x1000, 0x1100);
+  other.delays.last_sample_ns.store(os::monotonic_ns());  // running, so it is nudged
+  threads::credit_selected(global, line, 1, /*by_owner=*/true);
+  const uint64_t sent_cost = global.global_ns.load() - 4 * kMs;
+  EXPECT_GT(sent_cost, 0u) << "the nudge's send is delay too";
+  EXPECT_LT(sent_cost, 4 * kMs) << "a signal's send, not another sample's delay";
+  EXPECT_EQ(line.delays.local_ns.load(), global.global_ns.load()) << "the line's thread does not pay for it";
+
+  const uint64_t before = global.global_ns.load();
+  threads::credit_selected(global, line, 1);  // the profiler credits a sample of the line's thread
+  EXPECT_EQ(global.global_ns.load(), before + 4 * kMs) << "the profiler's sending is not the line's time";
+  done.store(true);
+  helper.join();
+  threads::nudge_table().leave(&line);
+  threads::nudge_table().leave(&other);
+  threads::nudge_table().quiesce();
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+}
+
 TEST(PerfSwitchCost, IsMeasuredWhereSamplingEventsOpen) {
   // The adaptive sampler's thresholds come from this figure (sampling/switch_rule.h): a thread whose
   // voluntary switches would cost more than 3% of its CPU time moves to the timer.
