@@ -19,6 +19,10 @@ Prints the real period, the delay per item and the effective period (real - dela
 With ABSORB=1 in the environment, a candidate rule (not the runtime's): a debt is first absorbed by
 the time the paying thread spent blocked and woken by another thread within the last P of wall time
 (the waits that the continuous model's small pauses would have fitted into).
+JITTER=1 draws each period from [3P/4, 5P/4) as the runtime's perf sampler does (fixed periods strobe
+a cycle of a whole number of periods: `lock 800 1200 0.6 1000 60` gives 700 us fixed, 658 jittered);
+NUDGE=1 has a selected sample's thread make every other running thread that owes pay at once (the
+runtime's nudges, while a program fits its CPUs); LINE=A selects lock.c's line A instead of B.
 """
 import os
 import random
@@ -54,6 +58,9 @@ class Rules:
         self.global_ns = 0.0
         self.now = 0.0
         self.absorb = os.environ.get("ABSORB") == "1"
+        self.jitter = os.environ.get("JITTER") == "1"
+        self.nudge = os.environ.get("NUDGE") == "1"
+        self.threads = []  # the threads a nudge reaches (set by the shapes that model it)
 
     def absorbed(self, t, owed):
         """ABSORB: how much of `owed` the thread's recent waits cover (consumed oldest first)."""
@@ -114,11 +121,15 @@ class Rules:
         t.rem -= dt
         if t.cpu < t.next_tick:
             return False
-        t.next_tick += self.period
+        t.next_tick += self.period * (0.75 + 0.5 * random.random()) if self.jitter else self.period
         t.in_line = t.seg == selected and self.delay > 0
         if t.in_line:
             t.local += self.delay
             self.global_ns = max(self.global_ns, t.local)
+            if self.nudge:
+                for other in self.threads:
+                    if other is not t and other.state == "run" and other.local < self.global_ns:
+                        self.settle(other, lambda _: None)
         self.settle(t, lambda _: None)
         return t.state != "run"
 
@@ -127,6 +138,7 @@ def simulate_lock(a, b, s, period, overshoot, horizon=400000.0, dt=0.25):
     rules = Rules(s, period, overshoot)
     random.seed(1)
     threads = [Thread(period * random.random()) for _ in range(2)]
+    rules.threads = threads
     for i, t in enumerate(threads):
         t.seg, t.rem = "A", a * (0.3 + 0.7 * i)
     lock = {"holder": None, "waiters": []}
@@ -172,7 +184,7 @@ def simulate_lock(a, b, s, period, overshoot, horizon=400000.0, dt=0.25):
                 rules.end_pause(t)
             elif t.state == "waking" and rules.now >= t.until:
                 woken(t)
-            if t.state != "run" or rules.run_cpu(t, dt, "B"):
+            if t.state != "run" or rules.run_cpu(t, dt, os.environ.get("LINE", "B")):
                 continue
             if t.rem <= 0:
                 if t.seg == "A":
