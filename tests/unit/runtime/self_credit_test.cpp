@@ -499,22 +499,42 @@ TEST(SettleDelays, ANudgesDeliveryCountsAsPaid) {
   EXPECT_GE(waited.delays.paused_ns.load(), 30000u) << "not paid by the nudge: it pauses";
 }
 
+/// A thread that runs until destroyed with SIGURG blocked, so that nudges sent to it stay pending
+/// (it inherits the mask the constructor sets; the destructor restores the caller's).
+class NudgeTarget {
+ public:
+  NudgeTarget() {
+    sigemptyset(&block_);
+    sigaddset(&block_, SIGURG);
+    pthread_sigmask(SIG_BLOCK, &block_, &saved_);
+    thread_ = std::thread([this] {
+      tid_.store(os::gettid());
+      while (!done_.load()) sched_yield();
+    });
+    while (tid_.load() == 0) sched_yield();
+  }
+  ~NudgeTarget() {
+    done_.store(true);
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  NudgeTarget(const NudgeTarget&) = delete;
+  NudgeTarget& operator=(const NudgeTarget&) = delete;
+  pid_t tid() const { return tid_.load(); }
+
+ private:
+  sigset_t block_{}, saved_{};
+  std::atomic<pid_t> tid_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 TEST(NudgeTable, ANudgeStampsWhenItWasSentOnceUntilItsHandlerTakesIt) {
   // The receiving handler measures the nudge's delivery from the first pending send (signals of one
   // number merge into one delivery); a send that fails leaves no stamp behind for the next one.
-  sigset_t block, saved;
-  sigemptyset(&block);
-  sigaddset(&block, SIGURG);
-  pthread_sigmask(SIG_BLOCK, &block, &saved);  // the helper inherits it: the nudges stay pending
+  NudgeTarget helper;
   threads::ThreadState self, target, gone;
-  std::atomic<pid_t> target_tid{0};
-  std::atomic<bool> done{false};
-  std::thread helper([&] {
-    target_tid.store(os::gettid());
-    while (!done.load()) sched_yield();
-  });
-  while (target_tid.load() == 0) sched_yield();
-  target.tid = target_tid.load();
+  target.tid = helper.tid();
   gone.tid = 0x7ffffff0;  // no such thread
   threads::NudgeTable table;
   table.enter(&self, SIGURG);
@@ -528,36 +548,17 @@ TEST(NudgeTable, ANudgeStampsWhenItWasSentOnceUntilItsHandlerTakesIt) {
   EXPECT_EQ(gone.delays.nudged_at_ns.load(), 0u) << "its send failed";
   table.nudge_owing(&self, 1000);
   EXPECT_EQ(target.delays.nudged_at_ns.load(), first) << "the first pending nudge stands for both";
-  done.store(true);
-  helper.join();
   for (auto* state : {&self, &target, &gone}) table.leave(state);
-  sigset_t pending;
-  sigpending(&pending);
-  if (sigismember(&pending, SIGURG)) {
-    int taken = 0;
-    sigwait(&block, &taken);
-  }
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
 TEST(SettleDelays, WhatSendingNudgesCostsTheLinesThreadDelaysTheOthers) {
   // The thread that runs the line sends the nudges (~20 us a signal to another CPU in this VM), and
   // only while the line is sped up: that time is added to the clocks, so every other thread is
   // delayed as long. The profiler thread's credits nudge too, but their cost is not the line's.
-  sigset_t block, saved;
-  sigemptyset(&block);
-  sigaddset(&block, SIGURG);
-  pthread_sigmask(SIG_BLOCK, &block, &saved);  // the helper inherits it: its nudges stay pending
-  std::atomic<pid_t> helper_tid{0};
-  std::atomic<bool> done{false};
-  std::thread helper([&] {
-    helper_tid.store(os::gettid());
-    while (!done.load()) sched_yield();
-  });
-  while (helper_tid.load() == 0) sched_yield();
+  NudgeTarget helper;
   delays::GlobalDelays global;
   threads::ThreadState line, other;
-  other.tid = helper_tid.load();
+  other.tid = helper.tid();
   threads::nudge_table().enter(&line, SIGURG);
   threads::nudge_table().enter(&other, SIGURG);
   start_experiment(global, 4 * kMs, 0x1000, 0x1100);
@@ -571,12 +572,9 @@ TEST(SettleDelays, WhatSendingNudgesCostsTheLinesThreadDelaysTheOthers) {
   const uint64_t before = global.global_ns.load();
   threads::credit_selected(global, line, 1);  // the profiler credits a sample of the line's thread
   EXPECT_EQ(global.global_ns.load(), before + 4 * kMs) << "the profiler's sending is not the line's time";
-  done.store(true);
-  helper.join();
   threads::nudge_table().leave(&line);
   threads::nudge_table().leave(&other);
   threads::nudge_table().quiesce();
-  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
 TEST(PerfSwitchCost, IsMeasuredWhereSamplingEventsOpen) {
