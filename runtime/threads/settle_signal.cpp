@@ -84,7 +84,7 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
     const uint64_t start = os::monotonic_ns();
     if (nudge_table().nudge_owing(&thread, global.global_ns.load(std::memory_order_acquire)) == 0 || !by_owner) return;
     // Sending took this thread, which runs the line, that long (a signal to a thread on another CPU
-    // costs its sender ~20 us in this nested VM, an interprocessor interrupt; about 1 us on bare
+    // costs its sender ~20 us in this nested VM, an interprocessor interrupt; far less on bare
     // metal), and the baselines never send one: inside a critical section, or in the stage that
     // limits a pipeline, the line ran that much slower only while it was sped up. Delaying every
     // other thread as long takes it back out, as a virtual speedup does.

@@ -68,7 +68,7 @@ class NudgeTable {
   static constexpr uint64_t kRecentSampleNs = 3000000;
   /// A nudge's delivery (from its send to the handler's entry) longer than this is not counted as
   /// paid: the thread was waiting for a CPU meanwhile, not interrupted by the nudge. A signal to a
-  /// running thread takes 10-25 us in this nested VM, a few microseconds on bare metal.
+  /// running thread takes 10-25 us in this nested VM, far less on bare metal.
   static constexpr uint64_t kMaxNudgeDeliveryNs = 100000;
   /// The registering thread (the signal and the process id are set here: a forked child's first).
   void enter(ThreadState* state, int signal);

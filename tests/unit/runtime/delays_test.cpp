@@ -432,17 +432,19 @@ TEST(Delays, TimeInSchedYieldIsNotAWaitForACpuInTheThreadsBurst) {
   // wait scaled the samples of the serial line it ran next, alone: 32-42% predicted for 24.6%.
   RunnableCount four_on_two(4, 2);
   LocalDelays notifier;
-  start_burst(notifier);
-  os::spin_cpu_ns(400000);
-  before_yield(GlobalDelays{}, notifier, /*continues_loop=*/false);
-  os::sleep_ns(2 * kMs);  // others ran meanwhile
-  after_yield(notifier);
-  measure_burst(notifier);
-  // Counted, the 2 ms would make ~6000 (2.4 ms awake per 0.4 ms of CPU). The bound leaves room for a
-  // wait for a CPU during the spin itself when other tests load the machine (under ctest -j2 it
-  // failed the old bound of 1200 at times).
-  EXPECT_LT(notifier.burst_permille.load(), 3000u) << "its 2 ms in sched_yield were its choice, not its line's wait";
-  EXPECT_LT(notifier.awake_permille.load(), 3000u);
+  // Up to three readings: a neighbouring test that loads both CPUs can make the spin wait for one
+  // (under ctest -j2 it failed at times).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    start_burst(notifier);
+    os::spin_cpu_ns(400000);
+    before_yield(GlobalDelays{}, notifier, /*continues_loop=*/false);
+    os::sleep_ns(2 * kMs);  // others ran meanwhile
+    after_yield(notifier);
+    measure_burst(notifier);
+    if (notifier.burst_permille.load() < 1200u && notifier.awake_permille.load() < 1200u) break;
+  }
+  EXPECT_LT(notifier.burst_permille.load(), 1200u) << "its 2 ms in sched_yield were its choice, not its line's wait";
+  EXPECT_LT(notifier.awake_permille.load(), 1200u);
 }
 
 /// The calling thread waits in a run queue for about `wall_ns`: it and a spinner share one CPU
