@@ -21,8 +21,8 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// thread interrupted in a spin-wait is waiting for another thread, as a blocked one is, so it is
 /// credited what it owes instead of pausing (spin_wait_at), as is one waiting in a loop of
 /// sched_yield calls (delays::waiting_in_yield). `nudge_ns` (signal context, a nudge's handler:
-/// from the nudge's send to the handler's entry, NudgeTable::kMaxNudgeDeliveryNs at most; 0
-/// otherwise) is time the nudge took from the thread, counted as paid.
+/// from the nudge's send to the handler's entry; 0 otherwise) is time the nudge took from the
+/// thread, counted as paid when it is at most NudgeTable::kMaxNudgeDeliveryNs.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip = 0,
                                       uint64_t nudge_ns = 0);
 
