@@ -61,7 +61,7 @@ Result<Plan> plan_patch(const FunctionCode& function, uint64_t site, uint64_t tr
   if (site < function.begin || site >= end) return Error{"the address " + hex(site) + " is outside its function"};
 
   // One linear sweep of the function: instruction boundaries, direct targets, computed jumps.
-  static const x86::Decoder decoder;
+  const x86::Decoder decoder;  // per call, not a guarded static (static_guard_check.py)
   std::vector<uint64_t> targets;
   bool site_is_boundary = false;
   bool computed_jumps = false;

@@ -24,13 +24,12 @@ bool rel32(uint64_t target, uint64_t to, std::size_t length, int32_t& out) {
   return true;
 }
 
-const ZydisDecoder& decoder() {
-  static const ZydisDecoder instance = [] {
-    ZydisDecoder d;
-    ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-    return d;
-  }();
-  return instance;
+/// A decoder set up per call (a few stores): a lazily built static would take a guard that a fork
+/// can copy held (see tests/unit/runtime/static_guard_check.py).
+ZydisDecoder decoder() {
+  ZydisDecoder d;
+  ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+  return d;
 }
 
 }  // namespace
@@ -41,7 +40,8 @@ RelocateStatus relocate(const uint8_t* bytes, std::size_t size, uint64_t from, u
   consumed = 0;
   ZydisDecodedInstruction instruction;
   ZydisDecodedOperand operands[ZYDIS_MAX_OPERAND_COUNT];
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&decoder(), bytes, size, &instruction, operands))) {
+  const ZydisDecoder zydis = decoder();
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&zydis, bytes, size, &instruction, operands))) {
     return RelocateStatus::kUndecodable;
   }
   consumed = instruction.length;
