@@ -152,13 +152,21 @@ bool ExperimentMachine::on_sample(int32_t line, bool fixed_match, uint64_t weigh
 void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
   ++experiments_done_;
   state_ = State::kCoolOff;
-  state_until_ns_ = now + kCoolOffNs;
-  if (outcome.set_aside || outcome.idle) {
-    if (settings_.fixed_speedup_percent && !settings_.end_to_end && *settings_.fixed_speedup_percent > 0) {
-      pending_speedups_.push_back(speedup_);  // the pair stays whole
-    }
-    return;
+  const bool pairs = settings_.fixed_speedup_percent && !settings_.end_to_end && *settings_.fixed_speedup_percent > 0;
+  const bool kept = !outcome.set_aside && !outcome.idle;
+  if (pairs && !kept) pending_speedups_.push_back(speedup_);  // the pair stays whole
+  if (pairs && pending_speedups_.empty()) {
+    // The next pair starts at the speed just run (0 s, s 0, 0 s, ...): it finds the program's
+    // queues as that speed left them, and needs no time to settle.
+    pending_speedups_.push_back(speedup_);
+    pending_speedups_.push_back(speedup_ > 0 ? 0.0 : *settings_.fixed_speedup_percent / 100.0);
   }
+  // Set aside or not, its delay left its backlog (the length is the one it ran with), unless the
+  // next experiment runs at the same speed on the same line.
+  const bool same_next = pairs && pending_speedups_.front() == speedup_;
+  const uint64_t settle = same_next ? 0 : std::min(kSettleFactor * outcome.inserted_ns, length_ns_);
+  state_until_ns_ = now + kCoolOffNs + settle;
+  if (!kept) return;
   if (outcome.fewest > 0 || outcome.visits > 0 || outcome.progress_seen) progress_seen_ = true;
   // Before any progress at all the program is in a phase without it (a server loading its data, a
   // set-up step): no length helps there, and a length grown through it would make the first
@@ -177,8 +185,9 @@ double ExperimentMachine::choose_speedup() {
     // One end-to-end experiment, or a run that only measures overhead: no baseline to interleave.
     if (settings_.end_to_end || !(fixed > 0)) return fixed;
     // Otherwise the run carries its own baseline: experiments come in pairs, one at speedup 0 and
-    // one at `fixed` in random order, so both see the same stretch of the machine's noise and the
-    // prediction and its interval come from this one run.
+    // one at `fixed`, so both see the same stretch of the machine's noise and the prediction and
+    // its interval come from this one run. The first pair's order is random; finish() starts each
+    // next pair with the speedup just run.
     if (!pending_speedups_.empty()) {
       double next = pending_speedups_.front();
       pending_speedups_.pop_front();

@@ -26,6 +26,17 @@ inline constexpr double kBaselineProbability = 0.5;  ///< chance of speedup 0 (p
 /// sped-up experiment and drained it into the next baseline, counting the same 4 items against the
 /// speedup twice: its bottleneck stage was predicted at 6-13% for a 25% effect.
 inline constexpr uint64_t kWarmUpDivisor = 4;
+/// After an experiment that inserted delay d, the cool-off lasts kSettleFactor × d longer (at most
+/// one length), with no delay: a queue with no practical bound keeps what a sped-up experiment let
+/// pile up, and the experiments after it drained it at the speed of its consumer. A producer 2 ms
+/// an item, a consumer 1.4 ms, a pipe between them: the baselines after a sped-up producer drained
+/// 20 items through their whole measurement, at the sped-up program's rate, and the producer was
+/// predicted at +3 to +8% for a 31% effect. The backlog grows while the consumer pays the delay, so
+/// the time it takes to drain goes with the delay inserted; a longer warm-up would drain it at the
+/// next experiment's speed, and a sped-up one would pile up more. An experiment followed by one at
+/// the same speed on the same line (a --fixed-speedup run's pairs alternate their order for that)
+/// needs no settling.
+inline constexpr uint64_t kSettleFactor = 2;
 /// An experiment's measurement starts and ends at the first tick after a progress visit, once its
 /// warm-up or its length is over, but waits at most this fraction of its length for one: a window
 /// cut anywhere counts the item under way at its end and not the one at its start, or the reverse,
@@ -160,6 +171,7 @@ struct Outcome {
   uint64_t fewest = 0;       ///< fewest_visits of its points (steers the length)
   uint64_t visits = 0;       ///< visits of all its throughput points
   double effective_ns = 0;   ///< its duration minus the delay inserted
+  uint64_t inserted_ns = 0;  ///< the delay inserted from its start, warm-up included (kSettleFactor)
   /// Some progress point has been visited since the start, in an experiment or between them (a
   /// point visited every 100 ms is seldom inside a 15-ms measurement window at first).
   bool progress_seen = false;
@@ -213,7 +225,9 @@ class ExperimentMachine {
   /// the selected line running.
   bool on_sample(int32_t line, bool fixed_match, uint64_t weight, bool waiting = false);
   /// Ends the experiment: adapts the length to `outcome.fewest` (not with end_to_end), teaches the
-  /// allocator its rate and enters cool-off until now + kCoolOffNs.
+  /// allocator its rate and enters cool-off until now + kCoolOffNs, longer by kSettleFactor ×
+  /// `outcome.inserted_ns` (at most a length) unless a --fixed-speedup run's next experiment has the
+  /// same speedup.
   void finish(uint64_t now, const Outcome& outcome);
 
   /// The state.

@@ -598,6 +598,7 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   publish_selected_ranges(line);
   delays::GlobalDelays& delays = *context_.delays;
   global_delay_at_start_ = delays.global_ns.load(std::memory_order_acquire);
+  global_delay_at_warm_up_ = global_delay_at_start_;
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
   delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
@@ -768,6 +769,7 @@ void Profiler::finish_experiment(uint64_t now) {
                                                               static_cast<double>(record.cpu_ns),
                                                               static_cast<double>(record.duration_ns));
   outcome.effective_ns = static_cast<double>(record.duration_ns) - static_cast<double>(record.delay_ns);
+  outcome.inserted_ns = global - std::min(global, global_delay_at_warm_up_);
   machine_.finish(now, outcome);
 }
 

@@ -179,6 +179,7 @@ class Profiler {
 
   // The current experiment's runtime side (the machine holds its decisions).
   uint64_t global_delay_at_start_ = 0;
+  uint64_t global_delay_at_warm_up_ = 0;  ///< the global delay when the experiment started (its warm-up)
   uint64_t paused_at_start_ = 0;  // GlobalDelays::paused_ns then
   uint64_t cpu_at_start_ = 0;     // program_cpu_ns() then
   uint64_t spin_wait_at_start_ = 0;  // spin_wait_samples_ then

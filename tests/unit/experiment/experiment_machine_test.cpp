@@ -126,6 +126,38 @@ TEST(ExperimentMachine, CoolsOffWaitsForASampledLineRunsDrainsAndFinishes) {
   EXPECT_EQ(machine.state(), State::kWaitingForLine);
 }
 
+TEST(ExperimentMachine, CoolsOffLongerAfterAnExperimentThatInsertedDelay) {
+  // A sped-up producer fills an unbounded queue while its consumer pays the delay; the next
+  // experiment must not measure the drain of that backlog as its own rate.
+  ExperimentMachine machine(settings(), 1);
+  uint64_t now = 0;
+  machine.begin(now);
+  // Runs an experiment, finishes it with `inserted_ns` of delay and returns its cool-off.
+  auto cool_off_after = [&](uint64_t inserted_ns, bool set_aside = false) {
+    start_next(machine, now);
+    now += kLength;
+    EXPECT_EQ(machine.tick(now, true).kind, Kind::kBeginDraining);
+    EXPECT_EQ(machine.tick(now, true).kind, Kind::kFinish);
+    Outcome outcome{20};
+    outcome.inserted_ns = inserted_ns;
+    outcome.set_aside = set_aside;
+    machine.finish(now, outcome);
+    EXPECT_EQ(machine.state(), State::kCoolOff);
+    uint64_t cool_off = machine.next_deadline_ns() - now;
+    machine.tick(now + cool_off - 1, false);
+    EXPECT_EQ(machine.state(), State::kCoolOff);
+    now += cool_off - kCoolOffNs;  // start_next adds kCoolOffNs
+    return cool_off;
+  };
+  EXPECT_EQ(cool_off_after(0), kCoolOffNs) << "no delay inserted: the usual cool-off";
+  EXPECT_EQ(cool_off_after(30 * kMs), kCoolOffNs + kSettleFactor * 30 * kMs) << "twice the delay inserted";
+  EXPECT_EQ(cool_off_after(90 * kMs), kCoolOffNs + kLength) << "never more than a length beyond the usual";
+  EXPECT_EQ(cool_off_after(30 * kMs, true), kCoolOffNs + kSettleFactor * 30 * kMs)
+      << "a set-aside experiment's backlog is as real";
+  start_next(machine, now);
+  EXPECT_EQ(machine.state(), State::kRunning) << "and the warm-up is the usual one";
+}
+
 TEST(ExperimentMachine, MeasurementStartsAndEndsRightAfterAProgressVisit) {
   // Items of 3 ms, 30 to an experiment: a window cut anywhere counted one item more or less than
   // the time it spanned held (3% of each experiment's rate). Once the warm-up or the length is
@@ -214,7 +246,8 @@ TEST(ExperimentMachine, FixedLineStartsWithoutASampleAndSelectsItsMatches) {
 
 TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
   // A --fixed-speedup run interleaves baselines so its prediction comes from one run: every pair
-  // of experiments holds one at 0 and one at the fixed speedup, in an order that varies.
+  // of experiments holds one at 0 and one at the fixed speedup, in an order that varies (each pair
+  // starts at the speed the last one ended with).
   ExperimentMachine machine(settings(false, 35), 7);
   machine.begin(0);
   uint64_t now = 0;
@@ -230,6 +263,35 @@ TEST(ExperimentMachine, FixedSpeedupRunsCarryTheirOwnBaselineInPairs) {
   }
   EXPECT_GT(baseline_first, 10);
   EXPECT_LT(baseline_first, 40);
+}
+
+TEST(ExperimentMachine, FixedSpeedupPairsSettleOnlyWhenTheSpeedChanges) {
+  // 0 s s 0 0 s ...: an experiment followed by one at its own speed leaves nothing to settle, and
+  // half the changes of speed a random order would make are saved.
+  ExperimentMachine machine(settings(false, 60), 3);
+  machine.begin(0);
+  uint64_t now = 0;
+  std::vector<double> speeds;
+  std::vector<uint64_t> cool_offs;
+  for (int i = 0; i < 24; ++i) {
+    speeds.push_back(start_next(machine, now).speedup);
+    now += kLength;
+    EXPECT_EQ(machine.tick(now, true).kind, Kind::kBeginDraining);
+    EXPECT_EQ(machine.tick(now, true).kind, Kind::kFinish);
+    Outcome outcome{20};
+    outcome.inserted_ns = speeds.back() > 0 ? 40 * kMs : 0;
+    machine.finish(now, outcome);
+    cool_offs.push_back(machine.next_deadline_ns() - now);
+    now += cool_offs.back() - kCoolOffNs;  // start_next adds kCoolOffNs
+  }
+  for (std::size_t i = 0; i + 1 < speeds.size(); ++i) {
+    bool settles = speeds[i] > 0 && speeds[i + 1] != speeds[i];
+    EXPECT_EQ(cool_offs[i], kCoolOffNs + (settles ? kSettleFactor * 40 * kMs : 0)) << "experiment " << i;
+  }
+  for (std::size_t i = 2; i + 1 < speeds.size(); i += 2) {
+    EXPECT_EQ(speeds[i], speeds[i - 1]) << "pair " << i / 2 << " starts at the speed the last ended with";
+    EXPECT_NE(speeds[i], speeds[i + 1]) << "pair " << i / 2 << " holds both speeds";
+  }
 }
 
 /// Runs `count` experiments of `machine` (a --fixed-speedup run), the i-th finishing with
