@@ -10,18 +10,13 @@
 #include <atomic>
 #include <cerrno>
 
+#include "base/fill_once.h"
+
 namespace whatif::os {
 
 std::size_t page_size() {
-  // Constant-initialized and filled on first use: a guarded static's guard can be copied held by a
-  // fork, and the child then waits for ever (tests/unit/runtime/static_guard_check.py).
   static std::atomic<std::size_t> size{0};
-  std::size_t value = size.load(std::memory_order_relaxed);
-  if (value == 0) {
-    value = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    size.store(value, std::memory_order_relaxed);
-  }
-  return value;
+  return base::fill_once(size, std::size_t{0}, [] { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); });
 }
 
 void* map_near(uint64_t near, std::size_t size, uint64_t reach) {
@@ -62,12 +57,10 @@ void* map_at(uint64_t address, std::size_t size) {
 }
 
 bool sync_cores() {
-  static std::atomic<int> registered{-1};  // not a guarded static (page_size); registering twice is harmless
-  int state = registered.load(std::memory_order_relaxed);
-  if (state < 0) {
-    state = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : 0;
-    registered.store(state, std::memory_order_relaxed);
-  }
+  static std::atomic<int> registered{-1};  // registering twice is harmless
+  const int state = base::fill_once(registered, -1, [] {
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0 ? 1 : 0;
+  });
   return state == 1 && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
 }
 

@@ -2,6 +2,7 @@
 // pointer read by signal handlers.
 #include "threads/threads.h"
 
+#include "base/fill_once.h"
 #include "base/mix.h"
 #include "os/os.h"
 
@@ -169,14 +170,12 @@ std::atomic<int> g_kept_task_files{0};  // descriptors open in ThreadState::sche
 /// it may not keep one.
 int kept_task_file(int& fd, pid_t tid, const char* file) {
   if (fd >= 0) return fd;
-  // Not a guarded static: a forked child whose parent's profiler thread was initializing one at
-  // the fork waited for ever on its guard at exit (holdout `forkwork`).
+  // Not a guarded static: a forked child whose parent's profiler thread was building one at the
+  // fork waited for ever on its guard at exit (holdout `forkwork`).
   static std::atomic<int> known_limit{-1};
-  int limit = known_limit.load(std::memory_order_relaxed);
-  if (limit < 0) {
-    limit = static_cast<int>(std::min<uint64_t>(kMaxKeptTaskFiles, os::fd_soft_limit() / 8));
-    known_limit.store(limit, std::memory_order_relaxed);
-  }
+  const int limit = base::fill_once(known_limit, -1, [] {
+    return static_cast<int>(std::min<uint64_t>(kMaxKeptTaskFiles, os::fd_soft_limit() / 8));
+  });
   if (g_kept_task_files.load(std::memory_order_relaxed) >= limit) return -1;
   fd = os::open_task_file(tid, file);
   if (fd >= 0) g_kept_task_files.fetch_add(1, std::memory_order_relaxed);
