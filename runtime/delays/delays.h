@@ -193,6 +193,14 @@ struct RunnableThreads {
   WHATIF_SIGNAL_SAFE bool more_than_cpus() const {
     return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
   }
+  /// Any thread, signal context too: while more_than_cpus, the wall time per CPU time each
+  /// runnable thread gets now (runnable / cpus, in permille); 1000 (kNoContention) otherwise or
+  /// when counting is off.
+  WHATIF_SIGNAL_SAFE uint32_t burst_share_permille() const {
+    const int32_t runnable = live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed);
+    if (!enabled || cpus <= 0 || runnable <= cpus) return 1000;
+    return static_cast<uint32_t>(static_cast<int64_t>(runnable) * 1000 / cpus);
+  }
   /// Any thread, signal context too: moves a count by `delta` and starts or stops the burst clock
   /// when more_than_cpus changed. Concurrent changes may misplace an edge by the time between them.
   WHATIF_SIGNAL_SAFE void add_live(int32_t delta);
@@ -290,7 +298,9 @@ inline constexpr uint64_t kSpinRoundNs = 500000;
 /// or the experiment stops: the model freezes it for as long as others run the line. `working`: the
 /// thread pays what accrued while it ran (threads::settle_delays: its handler, a blocking or waking
 /// call, its exit), not on its return from a wait (catch_up): in an oversubscribed program its
-/// pause spins, whatever its own recent figure, at the larger of that figure and its burst figure.
+/// pause spins, whatever its own recent figure, at the larger of that figure and its burst figure;
+/// elsewhere it spins while more of the program's threads are runnable than CPUs
+/// (RunnableThreads::burst_share_permille).
 WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
                                       bool working = false);
 
