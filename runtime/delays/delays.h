@@ -190,16 +190,18 @@ struct RunnableThreads {
   /// saw it (burst_total_ns, plus now - burst_since_ns while one lasts; 0: none now).
   std::atomic<uint64_t> burst_total_ns{0};
   std::atomic<uint64_t> burst_since_ns{0};
-  WHATIF_SIGNAL_SAFE bool more_than_cpus() const {
-    return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed) > cpus;
+  /// Any thread, signal context too: the program's threads outside blocking calls now.
+  WHATIF_SIGNAL_SAFE int32_t runnable() const {
+    return live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed);
   }
+  WHATIF_SIGNAL_SAFE bool more_than_cpus() const { return runnable() > cpus; }
   /// Any thread, signal context too: while more_than_cpus, the wall time per CPU time each
   /// runnable thread gets now (runnable / cpus, in permille); 1000 (kNoContention) otherwise or
   /// when counting is off.
   WHATIF_SIGNAL_SAFE uint32_t burst_share_permille() const {
-    const int32_t runnable = live.load(std::memory_order_relaxed) - blocked.load(std::memory_order_relaxed);
-    if (!enabled || cpus <= 0 || runnable <= cpus) return 1000;
-    return static_cast<uint32_t>(static_cast<int64_t>(runnable) * 1000 / cpus);
+    const int32_t now = runnable();
+    if (!enabled || cpus <= 0 || now <= cpus) return 1000;
+    return static_cast<uint32_t>(static_cast<int64_t>(now) * 1000 / cpus);
   }
   /// Any thread, signal context too: moves a count by `delta` and starts or stops the burst clock
   /// when more_than_cpus changed. Concurrent changes may misplace an edge by the time between them.
