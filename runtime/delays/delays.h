@@ -46,7 +46,7 @@ struct RangesSnapshot {
 /// Process-wide delay state.
 struct GlobalDelays {
   std::atomic<uint64_t> global_ns{0};   ///< total delay every thread must have executed
-  std::atomic<uint64_t> delay_size_ns{0};  ///< delay per selected-line sample (speedup × period)
+  std::atomic<uint64_t> delay_size_ns{0};  ///< delay per selected-line sample (speedup × period × PeriodsPerSample)
   std::atomic<int> phase{static_cast<int>(Phase::kIdle)};
   /// global_ns when the current experiment started: debts from before it are forgiven.
   std::atomic<uint64_t> epoch_start_ns{0};

@@ -63,6 +63,17 @@ bool SampleCoverage::lost(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns)
   return ratios_.set_aside(outlier, static_cast<double>(samples) / periods);
 }
 
+void PeriodsPerSample::add(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns) {
+  if (period_ns == 0 || cpu_ns < kCoverageMinPeriods * period_ns) return;
+  samples_ = samples_ * kPeriodsPerSampleDecay + static_cast<double>(samples);
+  periods_ = periods_ * kPeriodsPerSampleDecay + static_cast<double>(cpu_ns) / static_cast<double>(period_ns);
+}
+
+double PeriodsPerSample::factor() const {
+  if (samples_ < kPeriodsPerSampleMinSamples) return 1;
+  return std::clamp(periods_ / samples_, 1.0, kPeriodsPerSampleMax);
+}
+
 bool ProfilerLoad::busy(uint64_t profiler_cpu_ns, uint64_t duration_ns) {
   if (duration_ns == 0) return false;
   const double share = static_cast<double>(profiler_cpu_ns) / static_cast<double>(duration_ns);

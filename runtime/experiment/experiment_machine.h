@@ -119,6 +119,29 @@ class SampleCoverage {
   RecentRatios ratios_;  ///< samples per period of CPU time
 };
 
+/// A kept sample stands for more than its period of the program's CPU time. whatif's own work in a
+/// sampled thread (each sample's timer interrupt and signal delivery in the kernel, its handler) is
+/// CPU time too, and the samples that land in it are not the program's: a thread that computed
+/// alone kept 0.97 samples per ms of its CPU time here. That work comes with the program's CPU time,
+/// so a line that ran faster would also save its share of it: a selected sample's delay is its
+/// period times this ratio. Pooled over the run's kept baselines with decaying weights (one
+/// experiment's count varies by a few percent); 1 until kPeriodsPerSampleMinSamples were seen.
+inline constexpr double kPeriodsPerSampleDecay = 0.9;        ///< a past experiment's weight per experiment since
+inline constexpr double kPeriodsPerSampleMinSamples = 100;   ///< pooled samples before the ratio applies
+inline constexpr double kPeriodsPerSampleMax = 1.1;          ///< beyond it, time is out of reach, not overhead
+
+class PeriodsPerSample {
+ public:
+  /// A kept experiment's `samples` (weighted, the program's, in scope or not) over `cpu_ns`.
+  void add(uint64_t samples, uint64_t cpu_ns, uint64_t period_ns);
+  /// Periods of the program's CPU time per kept sample, in [1, kPeriodsPerSampleMax].
+  double factor() const;
+
+ private:
+  double samples_ = 0;
+  double periods_ = 0;
+};
+
 /// Samples the threads' rings dropped during an experiment (the profiler thread fell behind
 /// draining them, e.g. while it read a Rust binary's standard-library DWARF at the start of the
 /// run) were neither counted nor credited: a Rust program's first experiment kept 9-30% of its

@@ -602,8 +602,10 @@ void Profiler::start_experiment(uint64_t now, int32_t line, double speedup) {
   paused_at_start_ = delays.paused_ns.load(std::memory_order_relaxed);
   // Release pairs with catch_up's acquire loads: debts from before are forgiven from here on.
   delays.epoch_start_ns.store(global_delay_at_start_, std::memory_order_release);
-  delays.delay_size_ns.store(static_cast<uint64_t>(speedup * static_cast<double>(context_.config->sampling_period_ns)),
-                             std::memory_order_release);
+  sample_scale_ = periods_per_sample_.factor();  // a sample stands for its share of whatif's time too
+  delays.delay_size_ns.store(
+      static_cast<uint64_t>(speedup * sample_scale_ * static_cast<double>(context_.config->sampling_period_ns)),
+      std::memory_order_release);
   delays.phase.store(static_cast<int>(delays::Phase::kRunning), std::memory_order_release);
   begin_measuring(now);
 }
@@ -727,7 +729,7 @@ void Profiler::finish_experiment(uint64_t now) {
   experiment::CpuWork work;
   work.cpu_ns = cpu_at_end_ - std::min(cpu_at_end_, cpu_at_start_);
   work.spin_wait_ns = (spin_wait_at_end_ - spin_wait_at_start_) * period;
-  work.line_ns = record.selected_samples * period;
+  work.line_ns = static_cast<uint64_t>(static_cast<double>(record.selected_samples * period) * sample_scale_);
   work.cpus = usable_cpus_;
   record.cpu_ns = work.cpu_ns;
   record.spin_wait_ns = work.spin_wait_ns;
@@ -739,6 +741,9 @@ void Profiler::finish_experiment(uint64_t now) {
   const bool busy = profiler_load_.busy(profiler_cpu_at_end_ - std::min(profiler_cpu_at_end_, profiler_cpu_at_start_),
                                         record.duration_ns);
   const bool lost = coverage_.lost(kept, record.cpu_ns, period);
+  // From baselines only: a sped-up experiment's pauses take CPU time (their system calls and
+  // context switches) that no sample of the program's stands for.
+  if (!dropped && !busy && !lost && record.speedup == 0) periods_per_sample_.add(kept, record.cpu_ns, period);
   record.set_aside = !config.end_to_end && (dropped || busy || lost);
   if (record.set_aside) {
     log::debug("experiment {} set aside:{}{}{}", record.id, dropped ? " its rings dropped samples" : "",

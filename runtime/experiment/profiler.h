@@ -187,6 +187,8 @@ class Profiler {
   uint64_t spin_wait_at_end_ = 0;   // spin_wait_samples_ then
   uint64_t spin_wait_samples_ = 0;   // samples (weighted) at a spin-wait since the start
   SampleCoverage coverage_;          // sets aside experiments that lost their samples
+  PeriodsPerSample periods_per_sample_;  // CPU time per kept sample, in periods
+  double sample_scale_ = 1;          // periods_per_sample_ when the experiment started
   RingLosses ring_losses_;           // sets aside experiments whose rings dropped their samples
   uint64_t ring_lost_ = 0;           // samples the threads' rings dropped so far (full rings)
   uint64_t ring_lost_at_start_ = 0;  // and when the experiment's measured part began

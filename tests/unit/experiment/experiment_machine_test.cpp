@@ -416,6 +416,32 @@ TEST(SampleCoverage, AnExperimentWhoseSamplesFallFarShortOfItsCpuTimeLostThem) {
   EXPECT_TRUE(moving.lost(5, 140 * kPeriod, kPeriod));
 }
 
+TEST(PeriodsPerSample, ASelectedSampleStandsForTheCpuTimeWhatifsOwnWorkAddsToItsPeriod) {
+  constexpr uint64_t kPeriod = 1000000;
+  PeriodsPerSample ratio;
+  // Until enough samples were pooled, a sample is worth its period.
+  ratio.add(97, 100 * kPeriod, kPeriod);
+  EXPECT_DOUBLE_EQ(ratio.factor(), 1.0);
+  // A computing thread here kept 0.97 samples per ms of its CPU time: the rest landed in the kernel's
+  // delivery of the samples' own signals, whatif's time.
+  for (int i = 0; i < 10; ++i) ratio.add(97, 100 * kPeriod, kPeriod);
+  EXPECT_NEAR(ratio.factor(), 100.0 / 97.0, 1e-9);
+  // Pooled, not per experiment: one experiment with few samples moves it only part of the way.
+  ratio.add(80, 100 * kPeriod, kPeriod);
+  EXPECT_GT(ratio.factor(), 100.0 / 97.0);
+  EXPECT_LT(ratio.factor(), 1.1);
+  // Experiments with too little CPU time teach nothing; more samples than periods is no gain.
+  PeriodsPerSample dense;
+  for (int i = 0; i < 10; ++i) dense.add(0, 5 * kPeriod, kPeriod);
+  EXPECT_DOUBLE_EQ(dense.factor(), 1.0);
+  for (int i = 0; i < 10; ++i) dense.add(105, 100 * kPeriod, kPeriod);
+  EXPECT_DOUBLE_EQ(dense.factor(), 1.0);
+  // Far fewer samples than CPU time is lost sampling, not overhead: capped.
+  PeriodsPerSample sparse;
+  for (int i = 0; i < 10; ++i) sparse.add(50, 100 * kPeriod, kPeriod);
+  EXPECT_DOUBLE_EQ(sparse.factor(), kPeriodsPerSampleMax);
+}
+
 TEST(ExperimentMachine, FixedSpeedupZeroAndEndToEndRunsKeepTheirSpeedup) {
   ExperimentMachine zero(settings(false, 0), 7);
   zero.begin(0);
