@@ -134,8 +134,9 @@ struct LocalDelays {
   /// Inside a call that may block (between before_blocking and after_blocking): such a thread owes
   /// nothing now, it is credited or pays when it returns. Read by the profiler to end a drain.
   std::atomic<bool> blocked{false};
-  /// Owning thread only: its newest scanned sample was in the selected line (in any frame).
-  bool in_selected_line = false;
+  /// Its newest scanned sample was in the selected line (in any frame). Written by the owning thread;
+  /// read by the threads that nudge (NudgeTable::nudge_owing).
+  std::atomic<bool> in_selected_line{false};
   /// The thread's sampling events, stopped while it spins (nullptr: none to stop). Set when its
   /// sampler starts, before it can be signalled.
   os::SamplingPause* sampling_pause = nullptr;

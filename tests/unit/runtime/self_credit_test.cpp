@@ -551,6 +551,31 @@ TEST(NudgeTable, ANudgeStampsWhenItWasSentOnceUntilItsHandlerTakesIt) {
   for (auto* state : {&self, &target, &gone}) table.leave(state);
 }
 
+TEST(NudgeTable, AThreadRunningTheLineItselfIsNotNudged) {
+  // Its own next sample in the line credits it, as Coz's threads catch up at their samples. Nudged,
+  // it paused for the other thread's sample and then raised the global clock by its own: twice the
+  // pauses, each costing the thread time that no clock counts.
+  NudgeTarget helper;
+  threads::ThreadState self, in_line, elsewhere;
+  in_line.tid = helper.tid();
+  elsewhere.tid = helper.tid();
+  threads::NudgeTable table;
+  table.enter(&self, SIGURG);
+  table.enter(&in_line, SIGURG);
+  const uint64_t now = os::monotonic_ns();
+  in_line.delays.last_sample_ns.store(now);
+  in_line.delays.in_selected_line.store(true);
+  EXPECT_EQ(table.nudge_owing(&self, 1000), 0u) << "its newest sample was in the line";
+  EXPECT_EQ(in_line.delays.nudged_at_ns.load(), 0u);
+  in_line.delays.in_selected_line.store(false);
+  EXPECT_EQ(table.nudge_owing(&self, 1000), 1u) << "it left the line: it owes and pauses now";
+  table.leave(&in_line);
+  table.enter(&elsewhere, SIGURG);
+  elsewhere.delays.last_sample_ns.store(now);
+  EXPECT_EQ(table.nudge_owing(&self, 1000), 1u);
+  for (auto* state : {&self, &elsewhere}) table.leave(state);
+}
+
 TEST(SettleDelays, WhatSendingNudgesCostsTheLinesThreadDelaysTheOthers) {
   // The thread that runs the line sends the nudges (~20 us a signal to another CPU in this VM), and
   // only while the line is sped up: that time is added to the clocks, so every other thread is
