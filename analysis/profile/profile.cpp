@@ -121,6 +121,7 @@ void read_whatif_experiment(const json& record, Profile& profile) {
   experiment.cpu_ns = number_or(record, "cpu_ns", -1);
   experiment.spin_wait_ns = number_or(record, "spin_wait_ns", -1);
   experiment.cpus = static_cast<int>(number_or(record, "cpus", -1));
+  experiment.sample_scale = number_or(record, "sample_scale", 1);
   experiment.total_samples = number_or(record, "total_samples", -1);
   experiment.written_effective_duration_ns = number_or(record, "effective_duration_ns", -1);
   if (auto points = record.find("points"); points != record.end() && points->is_array()) {

@@ -50,6 +50,7 @@ struct Experiment {
   double cpu_ns = -1;                ///< the program's CPU time during it (whatif's spins not), or -1
   double spin_wait_ns = -1;          ///< of it, sampled at spin-waits, or -1
   int cpus = -1;                     ///< the CPUs the program could use, or -1
+  double sample_scale = 1;           ///< periods of CPU time a selected sample's delay stood for (1: absent)
   /// The `effective_duration_ns` field as written (clamped at 0), or -1: effective_duration_ns above
   /// keeps its sign. Whatif only.
   double written_effective_duration_ns = -1;

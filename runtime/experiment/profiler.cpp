@@ -734,6 +734,7 @@ void Profiler::finish_experiment(uint64_t now) {
   record.cpu_ns = work.cpu_ns;
   record.spin_wait_ns = work.spin_wait_ns;
   record.cpus = work.cpus;
+  record.sample_scale = sample_scale_;
   record.own_samples = own_at_end_ - own_at_start_;
   record.unscoped_samples = unscoped_at_end_ - unscoped_at_start_;
   const uint64_t kept = record.total_samples + record.unscoped_samples;

@@ -149,6 +149,7 @@ void ProfileWriter::experiment(const ExperimentRecord& e) {
                            {"cpu_ns", e.cpu_ns},
                            {"spin_wait_ns", e.spin_wait_ns},
                            {"cpus", e.cpus},
+                           {"sample_scale", e.sample_scale},
                            {"own_samples", e.own_samples},
                            {"unscoped_samples", e.unscoped_samples},
                            {"set_aside", e.set_aside},

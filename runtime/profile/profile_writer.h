@@ -57,6 +57,7 @@ struct ExperimentRecord {
   uint64_t paused_ns = 0;  ///< real time threads slept paying delays during it
   uint64_t cpu_ns = 0;        ///< the program's CPU time during it (experiment::CpuWork)
   uint64_t spin_wait_ns = 0;  ///< of it, sampled at spin-waits
+  double sample_scale = 1;    ///< periods of the program's CPU time a kept sample stood for
   int cpus = 0;               ///< the CPUs the program may use
   uint64_t own_samples = 0;       ///< samples in whatif's own code during the measured part
   uint64_t unscoped_samples = 0;  ///< samples in no in-scope line (and not whatif's) during it
