@@ -157,7 +157,7 @@ TEST_F(CrowdedCpus, ASerialLineBetweenAPoolsBurstsIsNotScaledByTheirWaits) {
   // time its own period took.
   std::string out = path("pool_serial.jsonl");
   Exit e = whatif(out, {"--fixed-line", marker_spec("pool_serial.c", "pool-serial"), "--fixed-speedup", "50"},
-                  {program("pool_serial"), "700"});
+                  {program("pool_serial"), "1400"});
   ASSERT_EQ(e.status, 0) << e;
   std::smatch match;
   ASSERT_TRUE(std::regex_search(e.out, match, std::regex("serial share ([0-9.]+)"))) << e;
