@@ -189,7 +189,8 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // critical line came out at 10% for 44%. So for a thread in a loop of sched_yield calls (it
   // polls, yields, polls again): a yield ping-pong's `ping` came out at 13-19% for 37.5%.
   // Only a thread that owes reads its code (two system calls).
-  if (running && !thread.delays.in_selected_line.load(std::memory_order_relaxed) &&
+  const bool in_line = thread.delays.in_selected_line.load(std::memory_order_relaxed);
+  if (running && !in_line &&
       thread.delays.local_ns.load(std::memory_order_acquire) < global.global_ns.load(std::memory_order_acquire) &&
       (delays::waiting_in_yield(thread.delays, os::monotonic_ns()) ||
        (interrupted_ip != 0 && !in_own_code(interrupted_ip) &&
@@ -201,8 +202,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // that tick would record the interrupted program IP for the spinning's CPU time: a thread sampled
   // by the timer sleeps off what it owes here (it blocks often, so its CPU is seldom contended).
   bool may_spin = !(thread.sampler && thread.sampler->on_timer());
-  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !thread.delays.in_selected_line.load(std::memory_order_relaxed), may_spin,
-                        /*working=*/true);
+  delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !in_line, may_spin, /*working=*/true);
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
