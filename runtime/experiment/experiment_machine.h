@@ -35,9 +35,7 @@ inline constexpr uint64_t kWarmUpDivisor = 4;
 /// the time it takes to drain goes with the delay inserted; a longer warm-up would drain it at the
 /// next experiment's speed, and a sped-up one would pile up more. An experiment followed by one at
 /// the same speed on the same line (a --fixed-speedup run's pairs alternate their order for that)
-/// needs no settling then, but its backlog stays: the cool-off after the last of such a run adds up
-/// each one's settling (after two sped-up producer experiments in a row, the baselines that
-/// followed used 2.0 CPUs where baselines use 1.7: still draining).
+/// needs no settling.
 inline constexpr uint64_t kSettleFactor = 2;
 /// An experiment's measurement starts and ends at the first tick after a progress visit, once its
 /// warm-up or its length is over, but waits at most this fraction of its length for one: a window
