@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 namespace whatif::experiment {
 
@@ -173,11 +172,10 @@ void ExperimentMachine::finish(uint64_t now, const Outcome& outcome) {
     pending_speedups_.push_back(speedup_);
     pending_speedups_.push_back(speedup_ > 0 ? 0.0 : *settings_.fixed_speedup_percent / 100.0);
   }
-  // Set aside or not, its delay left its backlog (the length is the one it ran with). If the next
-  // experiment runs at the same speed on the same line, the backlog is settled after the last one.
+  // Set aside or not, its delay left its backlog (the length is the one it ran with), unless the
+  // next experiment runs at the same speed on the same line.
   const bool same_next = pairs && pending_speedups_.front() == speedup_;
-  unsettled_ns_ += std::min(kSettleFactor * outcome.inserted_ns, length_ns_);
-  const uint64_t settle = same_next ? 0 : std::exchange(unsettled_ns_, 0);
+  const uint64_t settle = same_next ? 0 : std::min(kSettleFactor * outcome.inserted_ns, length_ns_);
   state_until_ns_ = now + kCoolOffNs + settle;
   if (!kept) return;
   if (outcome.fewest > 0 || outcome.visits > 0 || outcome.progress_seen) progress_seen_ = true;

@@ -250,7 +250,7 @@ class ExperimentMachine {
   /// Ends the experiment: adapts the length to `outcome.fewest` (not with end_to_end), teaches the
   /// allocator its rate and enters cool-off until now + kCoolOffNs, longer by kSettleFactor ×
   /// `outcome.inserted_ns` (at most a length) unless a --fixed-speedup run's next experiment has the
-  /// same speedup; then that settling is added to the one after the next.
+  /// same speedup.
   void finish(uint64_t now, const Outcome& outcome);
 
   /// The state.
@@ -287,7 +287,6 @@ class ExperimentMachine {
   int32_t candidate_ = -1;
   int32_t selected_ = -1;
   double speedup_ = 0;
-  uint64_t unsettled_ns_ = 0;  ///< settling owed by experiments that were followed by their own speed
   std::deque<double> pending_speedups_;  ///< --fixed-speedup: the other half of the pair, and repeats
   uint64_t start_ns_ = 0;
   uint64_t length_ns_ = 0;
