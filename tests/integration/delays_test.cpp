@@ -19,15 +19,20 @@
 namespace itest {
 namespace {
 
-/// Inserted delay over what the selected line's samples call for (selected samples x s x period x
-/// the experiment's sample_scale):
-/// 1.00 when every sample's delay is counted exactly once.
+/// The delay an experiment's selected samples call for: selected samples x s x period x the
+/// periods of CPU time each stood for (its sample_scale).
+double called_for_ns(const Experiment& x, double period) {
+  return x.selected_samples * x.speedup * period * x.sample_scale;
+}
+
+/// Inserted delay over what the selected line's samples call for: 1.00 when every sample's delay
+/// is counted exactly once.
 double delay_ratio(const Profile& profile) {
   double inserted = 0, owed = 0;
   double period = profile.headers.at(0).sampling_period_ns;
   for (const Experiment& x : profile.experiments) {
     inserted += x.delay_ns;
-    owed += x.selected_samples * x.speedup * period * x.sample_scale;
+    owed += called_for_ns(x, period);
   }
   return owed > 0 ? inserted / owed : 0;
 }
@@ -170,7 +175,7 @@ TEST_F(CrowdedCpus, ASerialLineBetweenAPoolsBurstsIsNotScaledByTheirWaits) {
   for (const Experiment& x : p.experiments) {
     if (x.speedup == 0) continue;
     delay += x.delay_ns;
-    line_time += x.speedup * x.selected_samples * period * x.sample_scale;
+    line_time += called_for_ns(x, period);
   }
   ASSERT_GT(line_time, 0) << "the serial line was sampled in its experiments";
   EXPECT_LT(delay / line_time, 1.3) << "main runs its serial line alone: a sample stands for its own period";
@@ -244,7 +249,7 @@ TEST_F(Integration, APipelineSpedUpIntoItsCpuBoundIsPredictedWithinIt) {
       baseline_time += x.duration_ns;
       continue;
     }
-    double bound = (x.cpu_ns - x.spin_wait_ns - x.speedup * x.selected_samples * period * x.sample_scale) / x.cpus;
+    double bound = (x.cpu_ns - x.spin_wait_ns - called_for_ns(x, period)) / x.cpus;
     EXPECT_GE(x.effective_duration_ns, 0.98 * bound) << x.id << ": counted more delay than its CPU time allows";
   }
   double predicted = predicted_time_saved(p, "item", 0.5);
