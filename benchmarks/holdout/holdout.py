@@ -110,6 +110,7 @@ PROGRAMS = {
     "rcondvar": ("rcondvar.rs", "Rust: producer 1 ms (A) -> 2 consumers 1.5 ms (B), Mutex<VecDeque> + 2 Condvars, cap 4", 560),
     "rsleep":   ("rsleep.rs", "Rust: single thread, compute 1 ms (A) + thread::sleep(800 us) + compute 0.4 ms (B)", 310),
     "rbarrier": ("rbarrier.rs", "Rust: 3 threads, std::sync::Barrier(3) each round: thread 0 1 ms (A), threads 1 and 2 0.6 ms (B) each, on 2 CPUs", 550),
+    "indep":    ("indep.c", "2 threads that never interact: main 1 ms (B) + 1 ms an item; a helper spins line A until main is done (A ~0%)", 60),
     "runbounded": ("runbounded.rs", "Rust: 2 producers 0.9 ms an item (A) -> unbounded mpsc::channel -> main consumer 0.7 ms (B): backlog grows, consumer never starved (session 37)", 560),
 }
 
