@@ -303,8 +303,9 @@ inline constexpr uint64_t kSpinRoundNs = 500000;
 /// call, its exit), not on its return from a wait (catch_up): in an oversubscribed program its
 /// pause spins, whatever its own recent figure, at the larger of that figure and its burst figure;
 /// elsewhere it spins while more of the program's threads are runnable than CPUs
-/// (RunnableThreads::burst_share_permille).
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
+/// (RunnableThreads::burst_share_permille). Returns the wall time its sleeping pauses took (its
+/// spinning ones not): the caller counts what the pause cost around them (threads::settle_delays).
+WHATIF_SIGNAL_SAFE uint64_t catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
                                       bool working = false);
 
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call

@@ -316,18 +316,19 @@ class SpinScope {
 };
 }  // namespace
 
-WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin, bool working) {
+WHATIF_SIGNAL_SAFE uint64_t catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin, bool working) {
   // A thread outside the selected line is frozen in the model while another runs the line; delay
   // that accrues during its pause would otherwise be paid only after it ran on for another period.
   constexpr int kMaxRounds = 1000000;
   SpinScope spinning(local.sampling_pause, local);
   uint64_t limit = UINT64_MAX;  // without keep_up: pay what was owed on entry, not what accrues since
+  uint64_t asleep = 0;           // the wall time of the sleeping pauses
   for (int round = 0; round < kMaxRounds; ++round) {
     auto phase = static_cast<Phase>(global.phase.load(std::memory_order_acquire));
     uint64_t target = std::min(global.global_ns.load(std::memory_order_acquire), limit);  // pairs with raise_to
     if (!keep_up) limit = target;
     uint64_t mine = forgive_before_epoch(global, local);
-    if (mine >= target) return;
+    if (mine >= target) return asleep;
     uint64_t owed = target - mine;
     uint64_t pay = owed;  // what this round settles
     bool slept_now = false;
@@ -402,6 +403,7 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
         slept = spun * permille / kNoContention;  // the wall time it stands for
       } else {
         slept = os::sleep_ns(request);
+        asleep += slept;
       }
       local.paused_ns.fetch_add(slept, std::memory_order_relaxed);
       global.paused_ns.fetch_add(slept, std::memory_order_relaxed);
@@ -411,8 +413,9 @@ WHATIF_SIGNAL_SAFE void catch_up_held(GlobalDelays& global, LocalDelays& local, 
     // fetch_add, not store: the profiler may credit this thread concurrently.
     local.local_ns.fetch_add(pay, std::memory_order_acq_rel);
     if (pay < owed) continue;  // a spin round: the rest is still owed, unless forgiven meanwhile
-    if (!keep_up || !slept_now || phase != Phase::kRunning) return;
+    if (!keep_up || !slept_now || phase != Phase::kRunning) return asleep;
   }
+  return asleep;
 }
 
 WHATIF_SIGNAL_SAFE void after_blocking(GlobalDelays& global, LocalDelays& local, bool woken_by_thread) {

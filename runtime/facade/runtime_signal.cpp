@@ -74,13 +74,15 @@ WHATIF_SIGNAL_SAFE void on_runtime_signal(int, siginfo_t* info, void* ucontext) 
     // The sampler's own signals (perf's POLL_IN/POLL_HUP, the timer's SI_TIMER), not a nudge (SI_TKILL).
     const uint64_t now = os::monotonic_ns();
     uint64_t nudge_ns = 0;
-    if (info->si_code != SI_TKILL) {
+    const bool nudge = info->si_code == SI_TKILL;
+    if (!nudge) {
       thread->delays.last_sample_ns.store(now, std::memory_order_relaxed);
     } else if (uint64_t sent = thread->delays.nudged_at_ns.exchange(0, std::memory_order_relaxed); sent != 0 && now > sent) {
       nudge_ns = now - sent;
     }
     const auto* context = static_cast<const ucontext_t*>(ucontext);
-    threads::settle_delays(*delays, *thread, static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), nudge_ns);
+    threads::settle_delays(*delays, *thread, static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), nudge_ns,
+                           nudge ? now : 0);
   }
   if (thread != nullptr && thread->tracer) thread->tracer->on_sample(ucontext);
   errno = saved_errno;

@@ -22,9 +22,11 @@ WHATIF_SIGNAL_SAFE void credit_selected(delays::GlobalDelays& global, ThreadStat
 /// credited what it owes instead of pausing (spin_wait_at), as is one waiting in a loop of
 /// sched_yield calls (delays::waiting_in_yield). `nudge_ns` (signal context, a nudge's handler:
 /// from the nudge's send to the handler's entry; 0 otherwise) is time the nudge took from the
-/// thread, counted as paid when it is at most NudgeTable::kMaxNudgeDeliveryNs.
+/// thread, counted as paid when it is at most NudgeTable::kMaxNudgeDeliveryNs. `nudge_entry_ns`
+/// (a nudge's handler: when it was entered; 0 otherwise): all of that handler's time beside its
+/// sleeps is the nudge's too, and counts as paid when it pauses.
 WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState& thread, uint64_t interrupted_ip = 0,
-                                      uint64_t nudge_ns = 0);
+                                      uint64_t nudge_ns = 0, uint64_t nudge_entry_ns = 0);
 
 /// Whether `ip` is in a spin-wait: x86's `pause` (F3 90) within a few instructions of it (on its
 /// page), the spin-wait hint of user-space spin locks, barriers and flags (C11 atomics, glibc's

@@ -415,7 +415,9 @@ TEST(SettleDelays, BeforeBlockingCreditsOwnSamplesPaysWhatItOwesAndMarksTheThrea
   EXPECT_TRUE(blocker.delays.blocked.load());
   threads::before_blocking(global, debtor);  // owes the 2 ms the blocker's sample added
   EXPECT_EQ(debtor.delays.local_ns.load(), 2 * kMs);
-  EXPECT_EQ(debtor.delays.paused_ns.load(), 2 * kMs + debtor.delays.excess_ns) << "it paid what it owed first";
+  EXPECT_GE(debtor.delays.paused_ns.load(), 2 * kMs) << "it paid what it owed first";
+  EXPECT_LE(debtor.delays.paused_ns.load(), 2 * kMs + debtor.delays.excess_ns)
+      << "slept no more than it owed, and what it overslept pays toward the next debt";
   EXPECT_TRUE(debtor.delays.blocked.load());
   global.raise_to(6 * kMs);  // more samples elsewhere while both are blocked
   EXPECT_FALSE(delays::owes_while_running(blocker.delays, 6 * kMs)) << "a blocked thread is not waited for";
@@ -497,6 +499,25 @@ TEST(SettleDelays, ANudgesDeliveryCountsAsPaid) {
   global.global_ns.fetch_add(30000);
   threads::settle_delays(global, waited, 0, threads::NudgeTable::kMaxNudgeDeliveryNs + 1);
   EXPECT_GE(waited.delays.paused_ns.load(), 30000u) << "not paid by the nudge: it pauses";
+}
+
+TEST(SettleDelays, ANudgedPauseCountsItsHandlersWholeTimeAsPaid) {
+  // A nudge's handler scans the thread's samples and reads its clocks and code before it sleeps, and
+  // the baselines never run it: ~11 us a pause in this VM beside the sleep. Uncounted, a thread
+  // nudged at each of another's samples did less of its work per ms it was not paused than in the
+  // baselines, and a line of an independent thread came out at -5% to -11% for 0 (holdout `indep`).
+  delays::GlobalDelays global;
+  threads::ThreadState thread;
+  start_experiment(global, 4 * kMs, 0x1000, 0x1100);
+  global.global_ns.fetch_add(kMs / 2);  // another thread's sample in the line
+  const uint64_t entered = os::monotonic_ns() - 3 * kMs;  // a handler that has run 3 ms so far
+  threads::settle_delays(global, thread, 0, /*nudge_ns=*/0, /*nudge_entry_ns=*/entered);
+  EXPECT_GE(thread.delays.paused_ns.load(), kMs / 2) << "it sleeps what it owes";
+  EXPECT_GE(thread.delays.excess_ns, 3 * kMs) << "the handler's time before the sleep pays toward the next debt";
+  global.global_ns.fetch_add(2 * kMs);
+  threads::settle_delays(global, thread);
+  EXPECT_EQ(thread.delays.local_ns.load(), global.global_ns.load());
+  EXPECT_GE(thread.delays.excess_ns, kMs) << "the next 2 ms were paid from it, without a sleep";
 }
 
 /// A thread that runs until destroyed with SIGURG blocked, so that nudges sent to it stay pending
