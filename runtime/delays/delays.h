@@ -58,6 +58,11 @@ struct GlobalDelays {
   /// CPU time all threads (of the process tree) have spun paying delays: whatif's, not the
   /// program's, in the CPU time an experiment records (profile::ExperimentRecord::cpu_ns).
   std::atomic<uint64_t> spun_cpu_ns{0};
+  /// CPU time all threads (of the process tree) took for their sleeping pauses: the sleep's system
+  /// calls and context switches, the handler or call around it and a nudge's delivery (~80 us of a
+  /// thread's CPU a pause in this VM, against ~600 us of delay). whatif's, not the program's, like
+  /// spun_cpu_ns (threads::settle_delays adds it).
+  std::atomic<uint64_t> paused_cpu_ns{0};
   /// Pauses spin (default) or sleep (WHATIF_PAUSE=sleep, Coz's way); set before threads run. From
   /// here on, read-mostly again.
   alignas(64) std::atomic<bool> spin_pauses{true};

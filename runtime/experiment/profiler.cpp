@@ -780,13 +780,16 @@ void Profiler::finish_experiment(uint64_t now) {
 }
 
 uint64_t Profiler::program_cpu_ns() {
-  // The process's CPU time less the profiler thread's (this one) and the spins of pauses; the
-  // children's as their forwarders last reported it.
+  // The process's CPU time and its children's (as their forwarders last reported it), less the
+  // profiler thread's (this one) and the pauses' (their spins, and the CPU time around their
+  // sleeps): the pauses' sums cover the whole process tree.
+  const delays::GlobalDelays& delays = *context_.delays;
   uint64_t own = os::process_cpu_ns(), mine = os::thread_cpu_ns();
-  uint64_t spun = context_.delays->spun_cpu_ns.load(std::memory_order_relaxed);
   uint64_t children = context_.tree != nullptr ? context_.tree->children_run_ns() : 0;
-  uint64_t whatif = mine + spun;
-  return (own > whatif ? own - whatif : 0) + children;
+  uint64_t whatif = mine + delays.spun_cpu_ns.load(std::memory_order_relaxed) +
+                    delays.paused_cpu_ns.load(std::memory_order_relaxed);
+  uint64_t total = own + children;
+  return total > whatif ? total - whatif : 0;
 }
 
 void Profiler::end_cpu_work() {
