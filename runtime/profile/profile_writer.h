@@ -55,7 +55,7 @@ struct ExperimentRecord {
   uint64_t line_samples_total = 0;
   uint64_t elapsed_ns = 0;
   uint64_t paused_ns = 0;  ///< real time threads slept paying delays during it
-  uint64_t cpu_ns = 0;        ///< the program's CPU time during it (experiment::CpuWork)
+  uint64_t cpu_ns = 0;        ///< the program's CPU time during it, its pauses' not (experiment::CpuWork)
   uint64_t spin_wait_ns = 0;  ///< of it, sampled at spin-waits
   double sample_scale = 1;    ///< periods of the program's CPU time a kept sample stood for
   int cpus = 0;               ///< the CPUs the program may use
