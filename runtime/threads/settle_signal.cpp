@@ -173,10 +173,10 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   }
   // A sleeping pause takes its thread longer than its sleep: a nudge's whole handler (the scan, the
   // reads of the thread's clocks and code), and from here on any handler's or call's spin-wait test,
-  // timer-slack and sleep system calls, none of which the baselines run. Uncounted (~11 us a pause
-  // here, the sleep's own overshoot aside), a thread nudged at each of another thread's samples did
-  // 8% less of its work per ms it was not paused than in the baselines, and a line of an
-  // independent thread came out at -5% to -11% for 0.
+  // timer-slack and sleep system calls, none of which the baselines run: ~17 us a nudged pause here
+  // beside the sleep, uncounted before. A thread nudged at each of another thread's samples lost it
+  // from its work on top of the delay it paid (holdout `indep`, whose helper's line came out at -5%
+  // to -11% for 0, with the CPU bound below).
   uint64_t pause_from = nudge_entry_ns != 0 ? nudge_entry_ns : os::monotonic_ns();
   // Its CPU time is whatif's too (GlobalDelays::paused_cpu_ns): counted in the program's, it raised
   // the CPU bound of the experiments that paused (experiment::delay_within_cpu_bound) by ~5 ms in

@@ -503,9 +503,9 @@ TEST(SettleDelays, ANudgesDeliveryCountsAsPaid) {
 
 TEST(SettleDelays, ANudgedPauseCountsItsHandlersWholeTimeAsPaid) {
   // A nudge's handler scans the thread's samples and reads its clocks and code before it sleeps, and
-  // the baselines never run it: ~11 us a pause in this VM beside the sleep. Uncounted, a thread
-  // nudged at each of another's samples did less of its work per ms it was not paused than in the
-  // baselines, and a line of an independent thread came out at -5% to -11% for 0 (holdout `indep`).
+  // the baselines never run it: ~17 us a pause in this VM beside the sleep. Uncounted, a thread
+  // nudged at each of another's samples lost it from its work on top of the delay it paid (holdout
+  // `indep`, whose helper's line came out at -5% to -11% for 0, with the CPU bound's share).
   delays::GlobalDelays global;
   threads::ThreadState thread;
   start_experiment(global, 4 * kMs, 0x1000, 0x1100);
