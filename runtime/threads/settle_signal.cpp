@@ -132,7 +132,9 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   // pause would, or the pause that follows it lasts that much longer than it pays for. Uncounted,
   // a mutex's holder lost 15-25 us a nudge inside its critical section, and a line that does not
   // matter came out at -1.5% to -2%.
-  if (nudge_ns > 0 && nudge_ns <= NudgeTable::kMaxNudgeDeliveryNs) thread.delays.excess_ns += nudge_ns;
+  // Longer, it waited for a CPU: the thread was not running, and nothing counts.
+  const uint64_t delivery = nudge_ns <= NudgeTable::kMaxNudgeDeliveryNs ? nudge_ns : 0;
+  thread.delays.excess_ns += delivery;
   struct Scan {
     delays::RangesSnapshot ranges;
     uint32_t selected = 0;
@@ -222,8 +224,7 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   const uint64_t spent = os::monotonic_ns() - pause_from;
   if (spent > asleep) thread.delays.excess_ns += spent - asleep;  // paid: the next pause is that much shorter
   const uint64_t cpu = os::thread_cpu_ns() - cpu_from;
-  const uint64_t delivery = nudge_ns <= NudgeTable::kMaxNudgeDeliveryNs ? nudge_ns : 0;  // on its CPU meanwhile
-  global.paused_cpu_ns.fetch_add(cpu + delivery, std::memory_order_relaxed);
+  global.paused_cpu_ns.fetch_add(cpu + delivery, std::memory_order_relaxed);  // it was on its CPU for the delivery
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
