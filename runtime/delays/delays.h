@@ -313,6 +313,15 @@ inline constexpr uint64_t kSpinRoundNs = 500000;
 WHATIF_SIGNAL_SAFE uint64_t catch_up_held(GlobalDelays& global, LocalDelays& local, bool keep_up, bool may_spin = true,
                                       bool working = false);
 
+/// Owning thread, after catch_up_held returned `asleep` ns of sleeping pauses: what the pause cost
+/// beside its sleeps, from `pause_from_ns` (monotonic) and `cpu_from_ns` (the thread's CPU clock),
+/// none of which the baselines run. Its wall time beyond the sleeps counts as paid (excess_ns: the
+/// next pause is that much shorter), and its CPU time, plus `extra_cpu_ns` spent before
+/// `cpu_from_ns` (a nudge's delivery), as whatif's (GlobalDelays::paused_cpu_ns). Nothing when it
+/// did not sleep: a spin's cost counts in its CPU time.
+WHATIF_SIGNAL_SAFE void count_sleeping_pause(GlobalDelays& global, LocalDelays& local, uint64_t asleep,
+                                             uint64_t pause_from_ns, uint64_t cpu_from_ns, uint64_t extra_cpu_ns = 0);
+
 /// Owning thread, once its owed delays are executed (threads::before_blocking): it enters a call
 /// that may block.
 WHATIF_SIGNAL_SAFE void mark_blocked(LocalDelays& local);

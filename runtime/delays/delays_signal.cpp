@@ -275,8 +275,24 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   if (local.local_ns.load(std::memory_order_acquire) >= global.global_ns.load(std::memory_order_acquire)) return;
   BusyScope busy(local.busy);
   if (!busy.held()) return;  // re-entered from the handler
+  // A thread that pays on its return from a wait pays the same costs around its sleep as one that
+  // pays in its handler (threads::settle_delays): counted there only, a pool's worker woken into a
+  // debt lost them from its work on top of the delay, and their CPU time raised the experiment's
+  // CPU bound.
+  const uint64_t pause_from = os::monotonic_ns();
+  const uint64_t cpu_from = os::thread_cpu_ns();
   absorb_cpu_wait(global, local);
-  catch_up_held(global, local, /*keep_up=*/false);
+  const uint64_t asleep = catch_up_held(global, local, /*keep_up=*/false);
+  count_sleeping_pause(global, local, asleep, pause_from, cpu_from);
+}
+
+WHATIF_SIGNAL_SAFE void count_sleeping_pause(GlobalDelays& global, LocalDelays& local, uint64_t asleep,
+                                             uint64_t pause_from_ns, uint64_t cpu_from_ns, uint64_t extra_cpu_ns) {
+  if (asleep == 0) return;
+  const uint64_t spent = os::monotonic_ns() - pause_from_ns;
+  if (spent > asleep) local.excess_ns += spent - asleep;
+  const uint64_t cpu = os::thread_cpu_ns() - cpu_from_ns;
+  global.paused_cpu_ns.fetch_add(cpu + extra_cpu_ns, std::memory_order_relaxed);
 }
 
 namespace {

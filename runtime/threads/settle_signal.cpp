@@ -220,11 +220,8 @@ WHATIF_SIGNAL_SAFE void settle_delays(delays::GlobalDelays& global, ThreadState&
   bool may_spin = !(thread.sampler && thread.sampler->on_timer());
   const uint64_t asleep =
       delays::catch_up_held(global, thread.delays, /*keep_up=*/running && !in_line, may_spin, /*working=*/true);
-  if (asleep == 0) return;  // nothing paid, or paid spinning: a spin's cost counts in its CPU time
-  const uint64_t spent = os::monotonic_ns() - pause_from;
-  if (spent > asleep) thread.delays.excess_ns += spent - asleep;  // paid: the next pause is that much shorter
-  const uint64_t cpu = os::thread_cpu_ns() - cpu_from;
-  global.paused_cpu_ns.fetch_add(cpu + delivery, std::memory_order_relaxed);  // it was on its CPU for the delivery
+  // It was on its CPU for the nudge's delivery too.
+  delays::count_sleeping_pause(global, thread.delays, asleep, pause_from, cpu_from, delivery);
 }
 
 WHATIF_SIGNAL_SAFE void before_blocking(delays::GlobalDelays& global, ThreadState& thread) {
