@@ -276,9 +276,9 @@ WHATIF_SIGNAL_SAFE void catch_up(GlobalDelays& global, LocalDelays& local) {
   BusyScope busy(local.busy);
   if (!busy.held()) return;  // re-entered from the handler
   // A thread that pays on its return from a wait pays the same costs around its sleep as one that
-  // pays in its handler (threads::settle_delays): counted there only, a pool's worker woken into a
-  // debt lost them from its work on top of the delay, and their CPU time raised the experiment's
-  // CPU bound.
+  // pays in its handler (threads::settle_delays). Counted there only, a thread woken into a debt
+  // lost them from its work on top of the delay, and their CPU time raised the experiment's CPU
+  // bound (the twin of session 45's fix; measured as noise on 14 programs).
   const uint64_t pause_from = os::monotonic_ns();
   const uint64_t cpu_from = os::thread_cpu_ns();
   absorb_cpu_wait(global, local);
