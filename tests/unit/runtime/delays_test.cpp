@@ -273,17 +273,22 @@ TEST(Delays, OversleepIsCarriedIntoLaterPauses) {
   GlobalDelays global;
   LocalDelays sampled, other;
   start_experiment(global, kMs / 10);  // 100 µs: nanosleep oversleeps by tens of µs here
+  uint64_t wall = 0;
   for (int i = 0; i < 50; ++i) {
     credit_selected_sample(global, sampled);
+    const uint64_t before = os::monotonic_ns();
     catch_up(global, other);
+    wall += os::monotonic_ns() - before;
   }
   uint64_t owed = 50 * (kMs / 10);
   EXPECT_EQ(other.local_ns.load(), owed);
   // Every oversleep is subtracted from later pauses: what was slept is at most what was owed plus
-  // the excess still carried (without tracking it would be owed + 50 oversleeps); less by what the
-  // pauses took beside their sleeps, which counts as paid (count_sleeping_pause), a few us each.
+  // the excess still carried (without tracking it would be owed + 50 oversleeps).
   EXPECT_LE(other.paused_ns.load(), owed + other.excess_ns);
-  EXPECT_GT(other.paused_ns.load(), owed * 9 / 10);
+  // What the pauses took beside their sleeps counts as paid (count_sleeping_pause), so the sleeps
+  // alone may fall short of the debt (by 5 us a pause in a loaded CI run); the pauses' wall time
+  // may not. Asserting on the sleeps alone (> 90% of the debt) failed in CI.
+  EXPECT_GE(wall, owed) << "slept " << other.paused_ns.load() << ", carried " << other.excess_ns;
 }
 
 /// The thread's timer slack in ns, as /proc/TID shows it to other threads.
