@@ -25,16 +25,31 @@ double called_for_ns(const Experiment& x, double period) {
   return x.selected_samples * x.speedup * period * x.sample_scale;
 }
 
+/// Over a profile's experiments: the delay inserted, what the selected line's samples call for,
+/// and one such sample's delay per experiment (a sample at an experiment's edge can have its delay
+/// counted on one side of the edge and itself on the other).
+struct DelayTotals {
+  double inserted = 0;
+  double owed = 0;
+  double one_sample_each = 0;
+};
+
+DelayTotals delay_totals(const Profile& profile) {
+  DelayTotals totals;
+  double period = profile.headers.at(0).sampling_period_ns;
+  for (const Experiment& x : profile.experiments) {
+    totals.inserted += x.delay_ns;
+    totals.owed += called_for_ns(x, period);
+    totals.one_sample_each += x.speedup * period * x.sample_scale;
+  }
+  return totals;
+}
+
 /// Inserted delay over what the selected line's samples call for: 1.00 when every sample's delay
 /// is counted exactly once.
 double delay_ratio(const Profile& profile) {
-  double inserted = 0, owed = 0;
-  double period = profile.headers.at(0).sampling_period_ns;
-  for (const Experiment& x : profile.experiments) {
-    inserted += x.delay_ns;
-    owed += called_for_ns(x, period);
-  }
-  return owed > 0 ? inserted / owed : 0;
+  DelayTotals totals = delay_totals(profile);
+  return totals.owed > 0 ? totals.inserted / totals.owed : 0;
 }
 
 TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
@@ -65,7 +80,12 @@ TEST_F(Integration, OutsideCpuLoadScalesEachSelectedSampleToTheWallTimeItTook) {
   Profile with = load_profile(path("scaled.jsonl"));
   Profile without = load_profile(path("plain.jsonl"));
   EXPECT_GT(delay_ratio(with), 1.4) << "a thread with half a CPU or less: each sample stands for 2 ms or more";
-  EXPECT_NEAR(delay_ratio(without), 1.0, 0.01) << "WHATIF_CONTENTION=off sizes delays in CPU time";
+  // Without scaling, what was inserted is what the samples call for, give or take a sample at each
+  // experiment's edges (CI: 4 samples' delay over 8 experiments of 23-25 samples, 2%; scaled by the
+  // wall time under the hog it is 40% or more).
+  DelayTotals plain_totals = delay_totals(without);
+  EXPECT_NEAR(plain_totals.inserted, plain_totals.owed, plain_totals.one_sample_each)
+      << "WHATIF_CONTENTION=off sizes delays in CPU time";
   bool warned = false;
   for (const std::string& w : with.warnings) warned = warned || w.find("waiting for a CPU") != std::string::npos;
   EXPECT_TRUE(warned) << "the run says the machine was busy";
