@@ -19,11 +19,12 @@
 namespace itest {
 namespace {
 
-/// The delay an experiment's selected samples call for: selected samples x s x period x the
-/// periods of CPU time each stood for (its sample_scale).
-double called_for_ns(const Experiment& x, double period) {
-  return x.selected_samples * x.speedup * period * x.sample_scale;
-}
+/// The delay one of an experiment's selected samples calls for: s x period x the periods of CPU
+/// time it stood for (its sample_scale).
+double one_sample_ns(const Experiment& x, double period) { return x.speedup * period * x.sample_scale; }
+
+/// The delay an experiment's selected samples call for.
+double called_for_ns(const Experiment& x, double period) { return x.selected_samples * one_sample_ns(x, period); }
 
 /// Over a profile's experiments: the delay inserted, what the selected line's samples call for,
 /// and one such sample's delay per experiment (a sample at an experiment's edge can have its delay
@@ -40,7 +41,7 @@ DelayTotals delay_totals(const Profile& profile) {
   for (const Experiment& x : profile.experiments) {
     totals.inserted += x.delay_ns;
     totals.owed += called_for_ns(x, period);
-    totals.one_sample_each += x.speedup * period * x.sample_scale;
+    totals.one_sample_each += one_sample_ns(x, period);
   }
   return totals;
 }
