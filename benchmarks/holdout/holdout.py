@@ -262,6 +262,47 @@ def smoke(args, progs):
     return 0 if ok else 1
 
 
+# Programs with one thread: a line's time there is additive, so a knob that really speeds the line
+# up by s saves s x (T(1) - T(0)) of the run, where T(scale) is its native run time.
+SINGLE_THREADED = {"fileio", "helper", "libcall", "memsetl2", "pagefault", "qsortcb", "recurse", "sleeppace",
+                   "sleepy", "solib", "stdioloop", "ticker", "excthrow", "ostrfmt", "stdsort", "rsleep"}
+LINEARITY_TOLERANCE_PP = 3.0  # 3 native repeats of these programs move a truth by 1-2 points
+
+
+def check_linearity(args, progs):
+    """A truth is only the answer to "the line runs s faster" if the line's scale knob cuts its time
+    by s. For each line, from interleaved native medians: r = (T(1) - T(1-s)) / (s (T(1) - T(0))),
+    and the points the truth is off by, 100 ((T(1) - T(1-s)) - s (T(1) - T(0))) / T(1). In a
+    single-threaded program r must be 1: `recurse` A's leaf loop read 1.20 (shorter chains
+    overlapped the recursion around them, session 48) and its truth sat 5-6 points above what its
+    share of the run allowed. With threads r measures the program's structure as much as the knob,
+    so it is printed, not judged."""
+    s = args.speedup / 100.0
+    bad = 0
+    for prog in progs:
+        lines = find_lines(PROGRAMS[prog][0])
+        for c in sorted(lines):
+            times = {1.0: [], 1.0 - s: [], 0.0: []}
+            for rep in range(args.native_reps):
+                order = list(times)
+                order = order[rep % 3:] + order[:rep % 3]
+                for scale in order:
+                    times[scale].append(run_native(prog, [scale_arg(c, scale)] + args.prog_args))
+            t = {k: statistics.median(v) for k, v in times.items()}
+            removed = t[1.0] - t[0.0]
+            ratio = (t[1.0] - t[1.0 - s]) / (s * removed) if removed > 0 else float("nan")
+            off_pp = 100.0 * ((t[1.0] - t[1.0 - s]) - s * removed) / t[1.0]
+            judged = prog in SINGLE_THREADED and removed > 0.05 * t[1.0]
+            off = judged and abs(off_pp) > LINEARITY_TOLERANCE_PP
+            bad += off
+            log("%-10s %s  T(1) %7.1f ms  T(%.2f) %7.1f  T(0) %7.1f  ratio %5.2f  truth off by %+5.1f pp%s" % (
+                prog, c, t[1.0] / 1e6, 1.0 - s, t[1.0 - s] / 1e6, t[0.0] / 1e6, ratio, off_pp,
+                "  NOT LINEAR: the truth is not this line running %d%% faster" % args.speedup if off
+                else ("" if judged else "  (not judged: %s)" % ("threads" if prog not in SINGLE_THREADED
+                                                               else "the knob moves under 5% of the run"))))
+    return 1 if bad else 0
+
+
 def main():
     global BIN
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -282,6 +323,8 @@ def main():
                     help="extra program argument for every run (repeatable), e.g. --prog-arg n=50 for a short test")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny runs only: check that everything works")
+    ap.add_argument("--check-linearity", action="store_true",
+                    help="native runs only: check that each line's knob cuts its time by s (single-threaded programs)")
     args = ap.parse_args()
     BIN = os.path.abspath(args.bindir)
 
@@ -298,6 +341,8 @@ def main():
         build()
     if args.smoke:
         return smoke(args, progs)
+    if args.check_linearity:
+        return check_linearity(args, progs)
 
     want_letters = set(args.lines.split(",")) if args.lines else None
     s = args.speedup
