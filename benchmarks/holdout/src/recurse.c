@@ -1,8 +1,8 @@
 /* Shape: single thread, line A inside a recursive function. Per item, walk() recurses over a
  * complete binary tree of depth DEPTH (12: 4096 leaves, 8191 calls of the noinline recursive
  * function) and does the leaf work on line A (an LCG chain of LEAF_ITERS x scaleA steps seeded
- * by the leaf's index, ~1 ms for all leaves at scale 1); line B is a plain arithmetic loop
- * (~1 ms) in main. One progress visit per item.
+ * by the leaf's index and the previous leaf's result, ~1 ms for all leaves at scale 1); line B is
+ * a plain arithmetic loop (~1 ms) in main. One progress visit per item.
  * Expected at s=60%: A ~30%, B ~30% (a little less for both: the ~0.1 ms of call overhead of the
  * recursion itself is on neither line). */
 #include "common.h"
