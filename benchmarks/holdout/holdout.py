@@ -156,17 +156,25 @@ def scale_arg(line_letter, scale):
     return "scale%s=%g" % (line_letter, scale)
 
 
-def native_times(prog, letters, s, reps, extra, first_rep=0):
-    """Interleaved native runs: per rep, the baseline and each line's sped-up run, in a rotating
-    order (continued from `first_rep`). Returns {condition: [ns, ...]}, None the baseline."""
-    conds = [None] + list(letters)  # None = baseline
+def interleaved_times(prog, conds, args_of, reps, first_rep=0):
+    """Native runs of `prog` under each condition (program arguments `args_of(cond)`), interleaved:
+    per rep, every condition once, in an order rotated by the rep (continued from `first_rep`).
+    Returns {condition: [ns, ...]}."""
+    conds = list(conds)
     times = {c: [] for c in conds}
     for rep in range(first_rep, first_rep + reps):
         k = rep % len(conds)
         for c in conds[k:] + conds[:k]:
-            args = list(extra) if c is None else [scale_arg(c, 1.0 - s / 100.0)] + list(extra)
-            times[c].append(run_native(prog, args))
+            times[c].append(run_native(prog, args_of(c)))
     return times
+
+
+def native_times(prog, letters, s, reps, extra, first_rep=0):
+    """Interleaved native runs: per rep, the baseline and each line's sped-up run, in a rotating
+    order (continued from `first_rep`). Returns {condition: [ns, ...]}, None the baseline."""
+    return interleaved_times(
+        prog, [None] + list(letters),  # None = baseline
+        lambda c: list(extra) if c is None else [scale_arg(c, 1.0 - s / 100.0)] + list(extra), reps, first_rep)
 
 
 def truth_of(base_times, line_times):
@@ -282,24 +290,23 @@ def check_linearity(args, progs):
     for prog in progs:
         lines = find_lines(PROGRAMS[prog][0])
         for c in sorted(lines):
-            times = {1.0: [], 1.0 - s: [], 0.0: []}
-            for rep in range(args.native_reps):
-                order = list(times)
-                order = order[rep % 3:] + order[:rep % 3]
-                for scale in order:
-                    times[scale].append(run_native(prog, [scale_arg(c, scale)] + args.prog_args))
+            times = interleaved_times(prog, [1.0, 1.0 - s, 0.0],
+                                      lambda scale: [scale_arg(c, scale)] + args.prog_args, args.native_reps)
             t = {k: statistics.median(v) for k, v in times.items()}
             removed = t[1.0] - t[0.0]
             ratio = (t[1.0] - t[1.0 - s]) / (s * removed) if removed > 0 else float("nan")
             off_pp = 100.0 * ((t[1.0] - t[1.0 - s]) - s * removed) / t[1.0]
-            judged = prog in SINGLE_THREADED and removed > 0.05 * t[1.0]
-            off = judged and abs(off_pp) > LINEARITY_TOLERANCE_PP
-            bad += off
+            if prog not in SINGLE_THREADED:
+                note = "  (not judged: threads)"
+            elif removed <= 0.05 * t[1.0]:
+                note = "  (not judged: the knob moves under 5% of the run)"
+            elif abs(off_pp) > LINEARITY_TOLERANCE_PP:
+                note = "  NOT LINEAR: the truth is not this line running %d%% faster" % args.speedup
+                bad += 1
+            else:
+                note = ""
             log("%-10s %s  T(1) %7.1f ms  T(%.2f) %7.1f  T(0) %7.1f  ratio %5.2f  truth off by %+5.1f pp%s" % (
-                prog, c, t[1.0] / 1e6, 1.0 - s, t[1.0 - s] / 1e6, t[0.0] / 1e6, ratio, off_pp,
-                "  NOT LINEAR: the truth is not this line running %d%% faster" % args.speedup if off
-                else ("" if judged else "  (not judged: %s)" % ("threads" if prog not in SINGLE_THREADED
-                                                               else "the knob moves under 5% of the run"))))
+                prog, c, t[1.0] / 1e6, 1.0 - s, t[1.0 - s] / 1e6, t[0.0] / 1e6, ratio, off_pp, note))
     return 1 if bad else 0
 
 
